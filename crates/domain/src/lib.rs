@@ -1,0 +1,11 @@
+//! Pure business rules of the invoicing service: no I/O, no HTTP, no database.
+//!
+//! Everything here parses untrusted input into types that are valid by
+//! construction (`CurrencyCode`, `CountryCode`, `ReferenceFormat`, ...), so the
+//! layers above never re-check a rule by hand.
+#![forbid(unsafe_code)]
+
+pub mod country;
+pub mod currency;
+pub mod placeholder;
+pub mod reference;
