@@ -4,8 +4,14 @@
 //! construction (`CurrencyCode`, `CountryCode`, `ReferenceFormat`, ...), so the
 //! layers above never re-check a rule by hand.
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
+pub mod bank;
 pub mod country;
 pub mod currency;
+pub mod entity_type;
+pub mod fiscal;
+pub mod money;
 pub mod placeholder;
 pub mod reference;
+pub mod tax;

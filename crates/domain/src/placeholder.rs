@@ -3,8 +3,10 @@
 /// Why a placeholder key was rejected.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PlaceholderKeyError {
+    /// The key does not match `^[a-z][a-z0-9_]{0,39}$`.
     #[error("`{0}` is not a valid key: use 1-40 characters a-z, 0-9 and _, starting with a letter")]
     Malformed(String),
+    /// The same key appears twice.
     #[error("`{0}` is defined more than once")]
     Duplicate(String),
 }
@@ -23,7 +25,9 @@ pub fn validate_key(key: &str) -> Result<(), PlaceholderKeyError> {
 }
 
 /// Checks every key and that none repeats.
-pub fn validate_keys<'a>(keys: impl IntoIterator<Item = &'a str>) -> Result<(), PlaceholderKeyError> {
+pub fn validate_keys<'a>(
+    keys: impl IntoIterator<Item = &'a str>,
+) -> Result<(), PlaceholderKeyError> {
     let mut seen = std::collections::HashSet::new();
     for key in keys {
         validate_key(key)?;

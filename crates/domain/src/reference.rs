@@ -9,16 +9,22 @@ use std::fmt;
 /// Why a reference format was rejected.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ReferenceFormatError {
+    /// The format has no `{number}`, so every document would get the same reference.
     #[error("must contain the {{number}} placeholder")]
     MissingNumber,
+    /// A `{...}` placeholder other than `year`, `number` or `number:N`.
     #[error("has an unknown placeholder `{{{0}}}`; use {{year}}, {{number}} or {{number:N}}")]
     UnknownPlaceholder(String),
+    /// A `{` without its closing `}`.
     #[error("has an unclosed `{{`")]
     Unclosed,
+    /// `{number:N}` with N above 12.
     #[error("pads {{number}} to {0} digits; at most 12 are allowed")]
     PaddingTooWide(u32),
+    /// The format is blank.
     #[error("is empty")]
     Empty,
+    /// The format has more than 64 characters.
     #[error("is longer than 64 characters")]
     TooLong,
 }
@@ -146,6 +152,9 @@ mod tests {
             ReferenceFormat::parse("{number:40}"),
             Err(ReferenceFormatError::PaddingTooWide(40))
         );
-        assert_eq!(ReferenceFormat::parse("  "), Err(ReferenceFormatError::Empty));
+        assert_eq!(
+            ReferenceFormat::parse("  "),
+            Err(ReferenceFormatError::Empty)
+        );
     }
 }

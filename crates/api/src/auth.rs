@@ -1,0 +1,185 @@
+//! Who is calling: the one place a request's company, user and kind come from.
+//!
+//! The tenant is taken from the bearer token and nothing else. The
+//! [`authenticate`] middleware resolves it once per request and every handler
+//! reads it through the [`Caller`] extractor.
+
+use axum::{
+    extract::{FromRequestParts, Request, State},
+    http::request::Parts,
+    middleware::Next,
+    response::{IntoResponse, Response},
+};
+use subtle::ConstantTimeEq;
+
+use crate::{AppState, error::ApiError};
+
+/// Header that turns a standard token's request into a person's.
+pub const HUMAN_PROOF_HEADER: &str = "x-human-proof";
+/// Header the MCP server sets on the requests it forwards (audit `source` = `mcp`).
+pub const SOURCE_HEADER: &str = "x-invoicing-source";
+
+/// Whether a person or an AI agent is behind a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallerKind {
+    /// A standard token with its valid human proof, or an approved replay.
+    Human,
+    /// Any MCP token, or a standard token without a human proof.
+    Ai,
+}
+
+/// Where a request came from, as recorded on AI audit entries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    Api,
+    Mcp,
+}
+
+impl Source {
+    /// The audit label, `api` or `mcp`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Api => "api",
+            Self::Mcp => "mcp",
+        }
+    }
+}
+
+/// The authenticated caller of a request.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    pub company_id: String,
+    pub user_id: String,
+    pub token_id: String,
+    pub kind: CallerKind,
+    pub source: Source,
+}
+
+impl Caller {
+    /// Fails with 403 `human_required` unless a person is calling.
+    pub fn require_human(&self) -> Result<(), ApiError> {
+        match self.kind {
+            CallerKind::Human => Ok(()),
+            CallerKind::Ai => Err(ApiError::human_required()),
+        }
+    }
+
+    /// Whether a person is calling.
+    pub fn is_human(&self) -> bool {
+        self.kind == CallerKind::Human
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Caller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        parts
+            .extensions
+            .get::<Caller>()
+            .cloned()
+            .ok_or(ApiError::Unauthorized("Missing bearer token."))
+    }
+}
+
+/// A caller fixed by the service itself (the replay of an approved AI request);
+/// it can only be set in process, never by a client.
+#[derive(Debug, Clone)]
+pub(crate) struct TrustedCaller(pub Caller);
+
+/// Resolves the bearer token (and human proof) into a [`Caller`], or answers 401.
+pub async fn authenticate(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
+    if let Some(TrustedCaller(caller)) = req.extensions().get::<TrustedCaller>().cloned() {
+        req.extensions_mut().insert(caller);
+        return next.run(req).await;
+    }
+    match resolve(&state, req.headers()).await {
+        Ok(caller) => {
+            tracing::Span::current().record("company_id", caller.company_id.as_str());
+            req.extensions_mut().insert(caller);
+            next.run(req).await
+        }
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn resolve(state: &AppState, headers: &axum::http::HeaderMap) -> Result<Caller, ApiError> {
+    let header = headers
+        .get(axum::http::header::AUTHORIZATION)
+        .ok_or(ApiError::Unauthorized(
+            "Missing bearer token: send `Authorization: Bearer <token>`.",
+        ))?;
+    let value = header
+        .to_str()
+        .map_err(|_| ApiError::Unauthorized("Malformed Authorization header."))?;
+    let token = value
+        .strip_prefix("Bearer ")
+        .or_else(|| value.strip_prefix("bearer "))
+        .map(str::trim)
+        .ok_or(ApiError::Unauthorized(
+            "Malformed Authorization header: expected `Bearer <token>`.",
+        ))?;
+    let token = uuid::Uuid::parse_str(token)
+        .map_err(|_| ApiError::Unauthorized("Malformed bearer token: expected a UUID."))?;
+    let mut conn = state.db.pool().acquire().await?;
+    let auth = store::tokens::authenticate(&mut conn, &store::hash_secret(&token.to_string()))
+        .await?
+        .ok_or(ApiError::Unauthorized("Unknown or revoked token."))?;
+    let kind = match headers.get(HUMAN_PROOF_HEADER) {
+        None => CallerKind::Ai,
+        Some(proof) => {
+            let proof = proof
+                .to_str()
+                .map_err(|_| ApiError::Unauthorized("Invalid X-Human-Proof."))?;
+            let presented = store::hash_secret(proof.trim());
+            let matches = match (&auth.kind[..], &auth.proof_hash) {
+                ("standard", Some(stored)) => {
+                    bool::from(presented.as_bytes().ct_eq(stored.as_bytes()))
+                }
+                _ => false,
+            };
+            if !matches {
+                return Err(ApiError::Unauthorized(
+                    "Invalid X-Human-Proof for this token (MCP tokens have none).",
+                ));
+            }
+            CallerKind::Human
+        }
+    };
+    let source = match headers.get(SOURCE_HEADER).and_then(|v| v.to_str().ok()) {
+        Some("mcp") => Source::Mcp,
+        _ if auth.kind == "mcp" => Source::Mcp,
+        _ => Source::Api,
+    };
+    Ok(Caller {
+        company_id: auth.company_id,
+        user_id: auth.user_id,
+        token_id: auth.token_id,
+        kind,
+        source,
+    })
+}
+
+/// A pooled connection for reads outside a write transaction.
+pub struct DbConn(pub sqlx::pool::PoolConnection<sqlx::Any>);
+
+impl FromRequestParts<AppState> for DbConn {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(_: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        Ok(Self(state.db.pool().acquire().await?))
+    }
+}
+
+impl std::ops::Deref for DbConn {
+    type Target = sqlx::AnyConnection;
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for DbConn {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
+    }
+}

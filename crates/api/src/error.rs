@@ -1,0 +1,174 @@
+//! The one error type of the API and how each kind is answered.
+//!
+//! Bodies follow the spec: plain text saying what to fix for 400/401/404/409/413,
+//! JSON `{"error","message","requiresAuthorizationUrl"?}` for a 403 that asks
+//! for an action. Internal errors are logged once and never shown.
+
+use axum::{
+    http::{HeaderValue, StatusCode, header},
+    response::{IntoResponse, Response},
+};
+use serde::Serialize;
+
+/// Everything a handler can fail with.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error("{0}")]
+    BadRequest(String),
+    #[error("{0}")]
+    Unauthorized(&'static str),
+    #[error("{0}")]
+    NotFound(String),
+    #[error("{0}")]
+    Conflict(String),
+    #[error("{0}")]
+    PayloadTooLarge(String),
+    #[error("{message}")]
+    Forbidden {
+        code: &'static str,
+        message: String,
+        authorization_url: Option<String>,
+    },
+    #[error("service unavailable: {0}")]
+    Unavailable(String),
+    #[error("internal error: {0:#}")]
+    Internal(anyhow::Error),
+}
+
+/// JSON body of a 403 that asks the caller to do something first.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct ActionRequired {
+    /// Machine-readable code, e.g. `company_not_settled`, `agreement_required`, `human_required`.
+    pub error: String,
+    /// What the caller must do, in words.
+    pub message: String,
+    /// Path of the page where the required action is done.
+    #[serde(
+        rename = "requiresAuthorizationUrl",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub requires_authorization_url: Option<String>,
+}
+
+impl ApiError {
+    /// A 400 with the given explanation.
+    pub fn bad_request(msg: impl Into<String>) -> Self {
+        Self::BadRequest(msg.into())
+    }
+
+    /// A 404 naming what was not found.
+    pub fn not_found(what: &str) -> Self {
+        Self::NotFound(format!("{what} not found"))
+    }
+
+    /// The 403 answered to AI callers of operations only a person may perform.
+    pub fn human_required() -> Self {
+        Self::Forbidden {
+            code: "human_required",
+            message: "Only a person can do this: send the request with a standard token and its \
+                      X-Human-Proof header."
+                .into(),
+            authorization_url: None,
+        }
+    }
+
+    /// The 403 answered while the company has not completed its registration.
+    pub fn company_not_settled() -> Self {
+        Self::Forbidden {
+            code: "company_not_settled",
+            message: "Complete the company registration first (POST /v1/company/registration)."
+                .into(),
+            authorization_url: None,
+        }
+    }
+
+    /// The 403 answered while the user has not accepted the current legal documents.
+    pub fn agreement_required() -> Self {
+        Self::Forbidden {
+            code: "agreement_required",
+            message: "Accept the current legal documents first (GET /v1/agreements, then POST \
+                      /v1/agreements/{id}/accept for each one not yet accepted)."
+                .into(),
+            authorization_url: None,
+        }
+    }
+
+    fn status(&self) -> StatusCode {
+        match self {
+            Self::BadRequest(_) => StatusCode::BAD_REQUEST,
+            Self::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+            Self::NotFound(_) => StatusCode::NOT_FOUND,
+            Self::Conflict(_) => StatusCode::CONFLICT,
+            Self::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::Forbidden { .. } => StatusCode::FORBIDDEN,
+            Self::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+}
+
+impl From<sqlx::Error> for ApiError {
+    fn from(e: sqlx::Error) -> Self {
+        Self::Internal(e.into())
+    }
+}
+
+impl From<anyhow::Error> for ApiError {
+    fn from(e: anyhow::Error) -> Self {
+        Self::Internal(e)
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status = self.status();
+        match self {
+            Self::Forbidden {
+                code,
+                message,
+                authorization_url,
+            } => {
+                let body = ActionRequired {
+                    error: code.to_owned(),
+                    message,
+                    requires_authorization_url: authorization_url,
+                };
+                (status, axum::Json(body)).into_response()
+            }
+            Self::Internal(err) => {
+                // Logged once here, inside the request span that carries the request id.
+                tracing::error!(error = format!("{err:#}"), "internal error");
+                plain(
+                    status,
+                    "Internal server error. Quote the X-Request-Id header of this response when \
+                     reporting it."
+                        .to_owned(),
+                )
+            }
+            Self::Unauthorized(msg) => {
+                let mut resp = plain(status, msg.to_owned());
+                resp.headers_mut()
+                    .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+                resp
+            }
+            Self::BadRequest(m)
+            | Self::NotFound(m)
+            | Self::Conflict(m)
+            | Self::PayloadTooLarge(m)
+            | Self::Unavailable(m) => plain(status, m),
+        }
+    }
+}
+
+/// A `text/plain` response.
+pub fn plain(status: StatusCode, body: String) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+        body,
+    )
+        .into_response()
+}
+
+/// Result alias for handlers.
+pub type ApiResult<T> = Result<T, ApiError>;

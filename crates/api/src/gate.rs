@@ -1,0 +1,358 @@
+//! The transaction every mutating request runs in, and the AI review gate over it.
+//!
+//! Every POST, PUT, PATCH and DELETE under `/v1` passes through [`gate`]:
+//!
+//! - a person's request runs inside one write transaction, committed when the
+//!   handler answers 2xx and rolled back otherwise, so a failed request leaves
+//!   nothing half-written;
+//! - an AI caller's request runs the real handler the same way but the
+//!   transaction is always rolled back (a dry run: every side effect lives in
+//!   the database, jobs included, so nothing escapes). If the handler would
+//!   have failed, its error is answered now and nothing is recorded; if it
+//!   would have succeeded, the request is captured as a pending AI audit entry
+//!   and answered `202 pending_approval`.
+//!
+//! Because the gate wraps routes, not handlers, no handler can forget it, and
+//! a new route is gated the moment it is added.
+
+use std::sync::Arc;
+
+use axum::{
+    body::Body,
+    extract::{FromRequestParts, MatchedPath, Request, State},
+    http::{Method, StatusCode, request::Parts},
+    middleware::Next,
+    response::{IntoResponse, Response},
+};
+use serde::Serialize;
+use tokio::sync::{MappedMutexGuard, Mutex, MutexGuard};
+
+use crate::{
+    AppState,
+    auth::{Caller, CallerKind},
+    error::ApiError,
+};
+
+/// Largest body an AI caller's request may carry into the review queue (receipts are the largest).
+pub const MAX_CAPTURED_BODY: usize = 11 * 1024 * 1024;
+
+/// The write transaction of the current request, shared with its handler.
+#[derive(Clone)]
+pub struct TxSlot(Arc<Mutex<Option<store::WriteTx>>>);
+
+impl TxSlot {
+    fn new(tx: store::WriteTx) -> Self {
+        Self(Arc::new(Mutex::new(Some(tx))))
+    }
+
+    async fn take(&self) -> Option<store::WriteTx> {
+        self.0.lock().await.take()
+    }
+
+    /// Commits the transaction (once); a failure is an internal error.
+    async fn commit(&self) -> Result<(), ApiError> {
+        match self.take().await {
+            Some(tx) => tx.commit().await.map_err(ApiError::from),
+            None => Ok(()),
+        }
+    }
+
+    async fn rollback(&self) {
+        if let Some(tx) = self.take().await
+            && let Err(e) = tx.rollback().await
+        {
+            tracing::warn!(error = %e, "rollback failed");
+        }
+    }
+}
+
+/// Handler access to the request's write transaction.
+pub struct Tx(TxSlot);
+
+impl Tx {
+    /// Locks the transaction's connection for the next statements.
+    pub async fn conn(&self) -> Result<MappedMutexGuard<'_, sqlx::AnyConnection>, ApiError> {
+        let guard = self.0.0.lock().await;
+        MutexGuard::try_map(guard, |tx| tx.as_mut().map(store::WriteTx::conn))
+            .map_err(|_| ApiError::Internal(anyhow::anyhow!("the request transaction is closed")))
+    }
+
+    /// The shared slot, to hand the same transaction to a replayed request.
+    pub(crate) fn slot(&self) -> TxSlot {
+        self.0.clone()
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Tx {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        parts
+            .extensions
+            .get::<TxSlot>()
+            .cloned()
+            .map(Tx)
+            .ok_or_else(|| {
+                ApiError::Internal(anyhow::anyhow!(
+                    "handler asked for a transaction on a route outside the gate"
+                ))
+            })
+    }
+}
+
+/// Marks a request replayed by an approval: it runs in the approver's transaction.
+#[derive(Clone)]
+pub(crate) struct Replay;
+
+/// The 202 body answered to AI callers.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct PendingApproval {
+    /// Always `pending_approval`.
+    pub error: String,
+    /// What happens next, in words.
+    pub message: String,
+    /// Id of the AI audit entry a person must approve.
+    #[serde(rename = "auditEntryId")]
+    pub audit_entry_id: String,
+}
+
+/// Whether a method changes data.
+pub fn is_mutating(method: &Method) -> bool {
+    matches!(
+        *method,
+        Method::POST | Method::PUT | Method::PATCH | Method::DELETE
+    )
+}
+
+/// The gate middleware; see the module docs.
+pub async fn gate(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    if !is_mutating(req.method()) || req.extensions().get::<Replay>().is_some() {
+        return next.run(req).await;
+    }
+    let Some(caller) = req.extensions().get::<Caller>().cloned() else {
+        return ApiError::Unauthorized("Missing bearer token.").into_response();
+    };
+    match caller.kind {
+        CallerKind::Human => run_in_tx(&state, req, next, true).await,
+        CallerKind::Ai => hold_for_review(&state, caller, req, next)
+            .await
+            .unwrap_or_else(IntoResponse::into_response),
+    }
+}
+
+/// Runs the rest of the stack in a fresh write transaction; commits on 2xx if `commit`.
+async fn run_in_tx(state: &AppState, mut req: Request, next: Next, commit: bool) -> Response {
+    let tx = match state.db.begin_write().await {
+        Ok(tx) => tx,
+        Err(e) => return ApiError::from(e).into_response(),
+    };
+    let slot = TxSlot::new(tx);
+    req.extensions_mut().insert(slot.clone());
+    let resp = next.run(req).await;
+    if commit && resp.status().is_success() {
+        if let Err(e) = slot.commit().await {
+            return e.into_response();
+        }
+    } else {
+        slot.rollback().await;
+    }
+    resp
+}
+
+async fn hold_for_review(
+    state: &AppState,
+    caller: Caller,
+    req: Request,
+    next: Next,
+) -> Result<Response, ApiError> {
+    let action = action_label(
+        req.method(),
+        req.extensions()
+            .get::<MatchedPath>()
+            .map_or("/unknown", MatchedPath::as_str),
+    );
+    let method = req.method().to_string();
+    let path = req
+        .uri()
+        .path_and_query()
+        .map(|p| p.as_str().to_owned())
+        .unwrap_or_else(|| req.uri().path().to_owned());
+    let content_type = req
+        .headers()
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let (parts, body) = req.into_parts();
+    let bytes = axum::body::to_bytes(body, MAX_CAPTURED_BODY)
+        .await
+        .map_err(|_| {
+            ApiError::PayloadTooLarge(format!(
+                "The request body is larger than {} MiB.",
+                MAX_CAPTURED_BODY / (1024 * 1024)
+            ))
+        })?;
+    let request_body = capture_body(&bytes, content_type.as_deref())?;
+
+    // Dry run: the real handler, in a transaction that is always rolled back.
+    let dry = Request::from_parts(parts, Body::from(bytes));
+    let resp = run_in_tx(state, dry, next, false).await;
+    if !resp.status().is_success() {
+        return Ok(resp);
+    }
+
+    let mut tx = state.db.begin_write().await?;
+    let id = store::audit::insert(
+        tx.conn(),
+        &caller.company_id,
+        &store::audit::NewEntry {
+            user_id: &caller.user_id,
+            token_id: &caller.token_id,
+            source: caller.source.as_str(),
+            action: &action,
+            http_method: &method,
+            http_path: &path,
+            request_body: request_body.as_deref(),
+            content_type: content_type.as_deref(),
+        },
+    )
+    .await?;
+    tx.commit().await?;
+    tracing::info!(audit_entry_id = %id, %action, "AI request held for approval");
+    Ok((
+        StatusCode::ACCEPTED,
+        axum::Json(PendingApproval {
+            error: "pending_approval".into(),
+            message: format!(
+                "This request was made by an AI caller and is held for review: a person must \
+                 approve AI audit entry {id} (POST /v1/ai-audit/{id}/approve) before it runs."
+            ),
+            audit_entry_id: id,
+        }),
+    )
+        .into_response())
+}
+
+/// Keeps a JSON body as text; any other body (a receipt file) as base64.
+fn capture_body(bytes: &[u8], content_type: Option<&str>) -> Result<Option<String>, ApiError> {
+    if bytes.is_empty() {
+        return Ok(None);
+    }
+    let is_json = content_type.is_none_or(|ct| ct.contains("json"));
+    if is_json && let Ok(text) = std::str::from_utf8(bytes) {
+        return Ok(Some(text.to_owned()));
+    }
+    use base64::Engine;
+    Ok(Some(format!(
+        "base64:{}",
+        base64::engine::general_purpose::STANDARD.encode(bytes)
+    )))
+}
+
+/// Decodes a captured body back into bytes for the replay.
+pub(crate) fn restore_body(captured: Option<&str>) -> Vec<u8> {
+    use base64::Engine;
+    match captured {
+        None => Vec::new(),
+        Some(text) => match text.strip_prefix("base64:") {
+            Some(b64) => base64::engine::general_purpose::STANDARD
+                .decode(b64)
+                .unwrap_or_default(),
+            None => text.as_bytes().to_vec(),
+        },
+    }
+}
+
+/// The `resource.verb` label of a route, e.g. `invoices.create`, `invoices.issue`,
+/// `bank_accounts.snapshots_delete`.
+///
+/// The resource is the first segment after `/v1`. The verb is the action named
+/// by a trailing static segment of a POST (`issue`, `approve`), otherwise the
+/// method's verb (`create`, `update`, `replace`, `delete`), prefixed by any
+/// sub-resource segments.
+pub fn action_label(method: &Method, path: &str) -> String {
+    let segments: Vec<&str> = path
+        .trim_start_matches('/')
+        .split('/')
+        .filter(|s| !s.is_empty() && *s != "v1")
+        .collect();
+    let resource = segments
+        .first()
+        .copied()
+        .unwrap_or("unknown")
+        .replace('-', "_");
+    let statics: Vec<String> = segments
+        .iter()
+        .skip(1)
+        .filter(|s| !s.starts_with('{'))
+        .map(|s| s.replace('-', "_"))
+        .collect();
+    let ends_static = segments.len() > 1 && !segments.last().is_some_and(|s| s.starts_with('{'));
+    let method_verb = match *method {
+        Method::POST => "create",
+        Method::PATCH => "update",
+        Method::PUT => "replace",
+        Method::DELETE => "delete",
+        _ => "read",
+    };
+    let verb = if statics.is_empty() {
+        method_verb.to_owned()
+    } else if ends_static && *method == Method::POST {
+        statics.join("_")
+    } else {
+        format!("{}_{method_verb}", statics.join("_"))
+    };
+    format!("{resource}.{verb}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_actions() {
+        let cases = [
+            (Method::POST, "/v1/invoices", "invoices.create"),
+            (Method::PATCH, "/v1/invoices/{id}", "invoices.update"),
+            (Method::DELETE, "/v1/invoices/{id}", "invoices.delete"),
+            (Method::POST, "/v1/invoices/{id}/issue", "invoices.issue"),
+            (
+                Method::POST,
+                "/v1/invoices/bulk/issue",
+                "invoices.bulk_issue",
+            ),
+            (
+                Method::PUT,
+                "/v1/expenses/{id}/receipt",
+                "expenses.receipt_replace",
+            ),
+            (
+                Method::POST,
+                "/v1/bank-accounts/{id}/snapshots",
+                "bank_accounts.snapshots",
+            ),
+            (
+                Method::DELETE,
+                "/v1/bank-accounts/{id}/snapshots/{sid}",
+                "bank_accounts.snapshots_delete",
+            ),
+            (Method::PATCH, "/v1/company", "company.update"),
+            (
+                Method::POST,
+                "/v1/company/registration",
+                "company.registration",
+            ),
+        ];
+        for (m, p, want) in cases {
+            assert_eq!(action_label(&m, p), want, "{m} {p}");
+        }
+    }
+
+    #[test]
+    fn capture_round_trips_binary_and_json() {
+        let json = capture_body(b"{\"a\":1}", Some("application/json")).unwrap();
+        assert_eq!(json.as_deref(), Some("{\"a\":1}"));
+        let bin = capture_body(&[0xff, 0x00, 0x25], Some("application/pdf")).unwrap();
+        assert_eq!(restore_body(bin.as_deref()), vec![0xff, 0x00, 0x25]);
+        assert_eq!(capture_body(b"", None).unwrap(), None);
+    }
+}

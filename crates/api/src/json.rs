@@ -1,0 +1,75 @@
+//! JSON request bodies that fail with a 400 naming the offending field.
+
+use axum::{
+    body::Bytes,
+    extract::{FromRequest, Request},
+};
+use serde::de::DeserializeOwned;
+
+use crate::error::ApiError;
+
+/// Largest JSON body accepted, in bytes (1 MiB); larger ones get a 413.
+pub const MAX_JSON_BODY: usize = 1024 * 1024;
+
+/// A JSON body parsed into `T`; the error says which field is wrong and why.
+#[derive(Debug, Clone)]
+pub struct ApiJson<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        if let Some(ct) = req.headers().get(axum::http::header::CONTENT_TYPE) {
+            let ct = ct.to_str().unwrap_or_default().to_ascii_lowercase();
+            if !ct.starts_with("application/json") && !ct.contains("+json") {
+                return Err(ApiError::bad_request(format!(
+                    "The request body must be JSON (Content-Type: application/json), not `{ct}`."
+                )));
+            }
+        }
+        let bytes = Bytes::from_request(req, state).await.map_err(|e| {
+            if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
+                ApiError::PayloadTooLarge(format!(
+                    "The request body is larger than {} KiB.",
+                    MAX_JSON_BODY / 1024
+                ))
+            } else {
+                ApiError::bad_request(format!("The request body could not be read: {e}"))
+            }
+        })?;
+        parse(&bytes).map(ApiJson)
+    }
+}
+
+/// Parses JSON bytes (an empty body counts as `{}`), naming the failing field.
+pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    let bytes: &[u8] = if bytes.iter().all(u8::is_ascii_whitespace) {
+        b"{}"
+    } else {
+        bytes
+    };
+    let de = &mut serde_json::Deserializer::from_slice(bytes);
+    serde_path_to_error::deserialize(de).map_err(|err| {
+        let path = err.path().to_string();
+        let inner = err.into_inner();
+        let msg = inner.to_string();
+        // serde_json appends " at line L column C"; the field path is clearer.
+        let msg = msg.split(" at line ").next().unwrap_or(&msg).to_owned();
+        if inner.is_syntax() || inner.is_eof() {
+            ApiError::bad_request(format!("The request body is not valid JSON: {msg}."))
+        } else if path == "." {
+            ApiError::bad_request(format!("Invalid request body: {msg}."))
+        } else {
+            ApiError::bad_request(format!("Invalid field `{path}`: {msg}."))
+        }
+    })
+}
+
+/// Deserializes a field that may be absent (outer `None`) or explicitly null (`Some(None)`).
+pub fn double_option<'de, D, T>(de: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::Deserialize<'de>,
+{
+    serde::Deserialize::deserialize(de).map(Some)
+}

@@ -1,0 +1,117 @@
+//! HTTP API of the invoicing service.
+//!
+//! [`app`] builds the whole router: `/v1` behind authentication and the AI
+//! review gate, `/openapi.json` generated from the same route table, the
+//! offline reference at `/api/`, and `/healthz`, `/readyz`.
+#![forbid(unsafe_code)]
+
+pub mod auth;
+pub mod error;
+pub mod gate;
+pub mod json;
+pub mod openapi;
+pub mod pagination;
+pub mod routes;
+pub mod views;
+
+use std::sync::{Arc, OnceLock};
+
+use axum::{
+    Router,
+    extract::DefaultBodyLimit,
+    http::{HeaderName, Request, StatusCode},
+    middleware::from_fn_with_state,
+};
+use tower_http::{
+    request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer},
+    trace::TraceLayer,
+};
+use utoipa::OpenApi as _;
+use utoipa_axum::router::OpenApiRouter;
+
+/// Settings the API needs at run time.
+#[derive(Debug, Clone, Default)]
+pub struct ApiConfig {
+    /// Public base URL, for links in e-mails and documents.
+    pub public_url: String,
+}
+
+/// Shared state of every handler.
+#[derive(Clone)]
+pub struct AppState {
+    pub db: store::Db,
+    pub config: Arc<ApiConfig>,
+    /// The finished router, so an approval can replay a request through it.
+    router: Arc<OnceLock<Router>>,
+}
+
+impl AppState {
+    /// State over a database with the given settings.
+    pub fn new(db: store::Db, config: ApiConfig) -> Self {
+        Self {
+            db,
+            config: Arc::new(config),
+            router: Arc::new(OnceLock::new()),
+        }
+    }
+
+    /// The whole application router (set once by [`app`]).
+    pub(crate) fn router(&self) -> Result<Router, error::ApiError> {
+        self.router
+            .get()
+            .cloned()
+            .ok_or_else(|| error::ApiError::Internal(anyhow::anyhow!("router not initialised")))
+    }
+}
+
+/// The `/v1` routes with their OpenAPI description, behind auth and the gate.
+pub fn v1_routes(state: &AppState) -> OpenApiRouter<AppState> {
+    routes::v1()
+        // Inner layer: the gate needs the caller that `authenticate` resolved.
+        .route_layer(from_fn_with_state(state.clone(), gate::gate))
+        .route_layer(from_fn_with_state(state.clone(), auth::authenticate))
+}
+
+/// The route table and the OpenAPI document, before state and global layers.
+pub fn route_table(state: &AppState) -> (Router<AppState>, utoipa::openapi::OpenApi) {
+    OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
+        .merge(v1_routes(state))
+        .merge(routes::health::routes())
+        .split_for_parts()
+}
+
+/// The complete application: API, OpenAPI document, docs page, health checks.
+pub fn app(state: AppState) -> Router {
+    let (routes, openapi) = route_table(&state);
+    let request_id = HeaderName::from_static("x-request-id");
+    let app = routes
+        .merge(openapi::docs(openapi))
+        .fallback(|| async {
+            error::plain(
+                StatusCode::NOT_FOUND,
+                "No such route. The API lives under /v1; see /api/ for the reference.".into(),
+            )
+        })
+        .layer(DefaultBodyLimit::max(json::MAX_JSON_BODY))
+        .layer(
+            TraceLayer::new_for_http().make_span_with(|req: &Request<_>| {
+                let id = req
+                    .headers()
+                    .get("x-request-id")
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or("-");
+                tracing::info_span!(
+                    "request",
+                    request_id = %id,
+                    method = %req.method(),
+                    path = %req.uri().path(),
+                    company_id = tracing::field::Empty,
+                )
+            }),
+        )
+        .layer(PropagateRequestIdLayer::new(request_id.clone()))
+        .layer(SetRequestIdLayer::new(request_id, MakeRequestUuid))
+        .with_state(state.clone());
+    let _ = state.router.set(app.clone());
+    app
+}

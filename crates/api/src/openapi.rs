@@ -1,0 +1,150 @@
+//! The OpenAPI description and the interactive reference served offline.
+
+use std::collections::BTreeMap;
+
+use axum::Router;
+use utoipa::{
+    IntoResponses, Modify, OpenApi,
+    openapi::{
+        ContentBuilder, RefOr, Response, ResponseBuilder, ResponsesBuilder,
+        security::{HttpAuthScheme, HttpBuilder, SecurityScheme},
+    },
+};
+
+use crate::AppState;
+
+/// Top-level document; paths come from the route table.
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "Invoicing service API",
+        description = "Multi-company invoicing. Every `/v1` request needs `Authorization: Bearer <token>`. \
+Mutating requests without a valid `X-Human-Proof` come from an AI caller: they are validated, held in the \
+AI review queue and answered `202 pending_approval` until a person approves them.\n\n\
+Errors: 400/401/404/409/413 answer `text/plain` saying what to fix; a 403 that asks for an action answers \
+JSON `{error, message, requiresAuthorizationUrl?}`. Lists take `limit` and `cursor` and answer \
+`{data, next_cursor}`.",
+        version = "1"
+    ),
+    modifiers(&Security),
+    components(schemas(crate::error::ActionRequired, crate::gate::PendingApproval)),
+    tags(
+        (name = "session", description = "The calling user and company"),
+        (name = "company", description = "Company configuration and registration"),
+        (name = "agreements", description = "Legal documents to accept"),
+        (name = "tokens", description = "API tokens (human only)"),
+        (name = "ai-audit", description = "The review queue of AI callers' requests"),
+        (name = "health", description = "Liveness and readiness")
+    )
+)]
+pub struct ApiDoc;
+
+struct Security;
+
+impl Modify for Security {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .bearer_format("UUID")
+                    .description(Some(
+                        "An API token; add `X-Human-Proof` to act as a person.",
+                    ))
+                    .build(),
+            ),
+        );
+        openapi.security = Some(vec![utoipa::openapi::security::SecurityRequirement::new(
+            "bearer",
+            Vec::<String>::new(),
+        )]);
+    }
+}
+
+/// Serves `/openapi.json` and the Swagger UI at `/api/` (assets vendored in the binary).
+pub fn docs(openapi: utoipa::openapi::OpenApi) -> Router<AppState> {
+    Router::new().merge(utoipa_swagger_ui::SwaggerUi::new("/api").url("/openapi.json", openapi))
+}
+
+fn text(description: &str) -> ResponseBuilder {
+    ResponseBuilder::new().description(description).content(
+        "text/plain",
+        ContentBuilder::new()
+            .schema(Some(
+                utoipa::openapi::ObjectBuilder::new()
+                    .schema_type(utoipa::openapi::schema::Type::String),
+            ))
+            .build(),
+    )
+}
+
+fn action_required(description: &str) -> ResponseBuilder {
+    ResponseBuilder::new().description(description).content(
+        "application/json",
+        ContentBuilder::new()
+            .schema(Some(RefOr::Ref(utoipa::openapi::Ref::from_schema_name(
+                "ActionRequired",
+            ))))
+            .build(),
+    )
+}
+
+/// Errors any authenticated read can answer.
+pub struct ReadErrors;
+
+impl IntoResponses for ReadErrors {
+    fn responses() -> BTreeMap<String, RefOr<Response>> {
+        ResponsesBuilder::new()
+            .response("400", text("Bad query parameters; the text says which."))
+            .response("401", text("Token missing, malformed, unknown or revoked."))
+            .response(
+                "404",
+                text("Not found, or not visible to the caller's company."),
+            )
+            .build()
+            .into()
+    }
+}
+
+/// Errors any mutating request can answer, including the AI review queue's 202.
+pub struct WriteErrors;
+
+impl IntoResponses for WriteErrors {
+    fn responses() -> BTreeMap<String, RefOr<Response>> {
+        ResponsesBuilder::new()
+            .response(
+                "202",
+                ResponseBuilder::new()
+                    .description("Held for review: the caller is an AI (no valid X-Human-Proof).")
+                    .content(
+                        "application/json",
+                        ContentBuilder::new()
+                            .schema(Some(RefOr::Ref(utoipa::openapi::Ref::from_schema_name(
+                                "PendingApproval",
+                            ))))
+                            .build(),
+                    ),
+            )
+            .response(
+                "400",
+                text("Invalid request; the text names the field and what to fix."),
+            )
+            .response(
+                "401",
+                text("Token missing, malformed, unknown or revoked, or a wrong X-Human-Proof."),
+            )
+            .response(
+                "403",
+                action_required("An action is required first (e.g. human_required)."),
+            )
+            .response(
+                "404",
+                text("Not found, or not visible to the caller's company."),
+            )
+            .response("413", text("The request body is too large."))
+            .build()
+            .into()
+    }
+}

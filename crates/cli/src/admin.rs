@@ -1,0 +1,164 @@
+//! Operator commands: `admin bootstrap`, `admin token create`, `admin legal publish`.
+
+use clap::{Args, Subcommand};
+use serde_json::json;
+
+/// What the first company is created with.
+#[derive(Debug, Clone, Args)]
+pub struct BootstrapArgs {
+    /// Legal name of the company.
+    #[arg(long, default_value = "Example Company")]
+    pub company_name: String,
+    /// Tax identifier, checked against the country.
+    #[arg(long, default_value = "IE6388047V")]
+    pub fiscal_id: String,
+    /// ISO 3166-1 alpha-2 country where the company is established.
+    #[arg(long, default_value = "IE")]
+    pub country: String,
+    /// Legal form; the company type becomes `COUNTRY:FORM` (e.g. `ES:SL`).
+    #[arg(long, default_value = "LTD")]
+    pub legal_form: String,
+    /// E-mail of the owner; their user is created if new.
+    #[arg(long, default_value = "owner@example.com")]
+    pub email: String,
+    /// Default ISO 4217 currency of the company.
+    #[arg(long, default_value = "EUR")]
+    pub currency: String,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AdminCommand {
+    /// Create a company, its owner and their tokens; prints the secrets once.
+    Bootstrap(BootstrapArgs),
+    /// Token management.
+    Token {
+        #[command(subcommand)]
+        command: TokenCommand,
+    },
+    /// Legal documents users must accept.
+    Legal {
+        #[command(subcommand)]
+        command: LegalCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TokenCommand {
+    /// Create a token for a member of a company; prints its value once.
+    Create {
+        /// Company id.
+        #[arg(long)]
+        company: String,
+        /// E-mail of a member of that company.
+        #[arg(long)]
+        user: String,
+        /// `standard` (with a human proof) or `mcp`.
+        #[arg(long, default_value = "standard", value_parser = ["standard", "mcp"])]
+        kind: String,
+        /// What the token is for.
+        #[arg(long, default_value = "created by admin")]
+        description: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum LegalCommand {
+    /// Publish a new version of a legal document; users must accept it again.
+    Publish {
+        #[arg(long, value_parser = ["terms_of_service", "privacy_policy", "data_processing_agreement"])]
+        kind: String,
+        #[arg(long)]
+        title: String,
+        /// File with the document's text (Markdown or plain text).
+        #[arg(long)]
+        file: std::path::PathBuf,
+    },
+}
+
+/// Runs an admin command and prints its JSON result.
+pub async fn run(db: &store::Db, command: AdminCommand) -> anyhow::Result<()> {
+    let out = match command {
+        AdminCommand::Bootstrap(args) => serde_json::to_value(bootstrap(db, &args).await?)?,
+        AdminCommand::Token {
+            command:
+                TokenCommand::Create {
+                    company,
+                    user,
+                    kind,
+                    description,
+                },
+        } => {
+            let mut tx = db.begin_write().await?;
+            let conn = tx.conn();
+            store::companies::get(conn, &company)
+                .await?
+                .ok_or_else(|| anyhow::anyhow!("no company has id {company}"))?;
+            let member = store::users::find_by_email(conn, &user)
+                .await?
+                .ok_or_else(|| anyhow::anyhow!("no user has e-mail {user}"))?;
+            if store::users::membership_status(conn, &company, &member.id)
+                .await?
+                .is_none()
+            {
+                anyhow::bail!("{user} is not a member of company {company}");
+            }
+            let issued =
+                store::tokens::issue(conn, &company, &member.id, &kind, &description).await?;
+            tx.commit().await?;
+            json!({"id": issued.id, "token": issued.token, "human_proof": issued.human_proof, "kind": kind})
+        }
+        AdminCommand::Legal {
+            command: LegalCommand::Publish { kind, title, file },
+        } => {
+            let body = std::fs::read_to_string(&file)
+                .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", file.display()))?;
+            if body.trim().is_empty() {
+                anyhow::bail!("{} is empty", file.display());
+            }
+            let mut tx = db.begin_write().await?;
+            let doc = store::legal::publish(tx.conn(), &kind, title.trim(), &body).await?;
+            tx.commit().await?;
+            json!({"id": doc.id, "kind": doc.kind, "version": doc.version, "title": doc.title})
+        }
+    };
+    println!("{}", serde_json::to_string_pretty(&out)?);
+    Ok(())
+}
+
+/// Validates the arguments and creates the first company with its tokens.
+pub async fn bootstrap(
+    db: &store::Db,
+    args: &BootstrapArgs,
+) -> anyhow::Result<store::bootstrap::Bootstrapped> {
+    let country = domain::country::CountryCode::parse(&args.country)
+        .map_err(|e| anyhow::anyhow!("--country: {e}"))?;
+    let company_type = domain::entity_type::EntityType::new(country, &args.legal_form)
+        .map_err(|e| anyhow::anyhow!("--legal-form: {e}"))?;
+    let fiscal_id = domain::fiscal::validate_fiscal_id(country, &args.fiscal_id)
+        .map_err(|e| anyhow::anyhow!("--fiscal-id: {e}"))?;
+    let currency = domain::currency::CurrencyCode::parse(&args.currency)
+        .map_err(|e| anyhow::anyhow!("--currency: {e}"))?;
+    let name = args.company_name.trim();
+    if name.is_empty() {
+        anyhow::bail!("--company-name must not be empty");
+    }
+    let email = args.email.trim().to_lowercase();
+    if !email.contains('@') {
+        anyhow::bail!("--email must be an e-mail address");
+    }
+    let mut tx = db.begin_write().await?;
+    let out = store::bootstrap::bootstrap(
+        tx.conn(),
+        &store::bootstrap::BootstrapRequest {
+            company_name: name,
+            fiscal_id: &fiscal_id,
+            company_type: &company_type.canonical(),
+            country: country.as_str(),
+            email: &email,
+            currency_code: currency.code(),
+        },
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(out)
+}

@@ -1,0 +1,98 @@
+//! Typed settings from `INVOICING_*` environment variables over an optional TOML file.
+
+use std::path::PathBuf;
+
+use serde::Deserialize;
+
+/// Every setting the binary reads; secrets never appear in `Debug`.
+#[derive(Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Settings {
+    pub database_url: Option<String>,
+    pub http_addr: Option<String>,
+    pub data_dir: Option<PathBuf>,
+    pub public_url: Option<String>,
+    pub log_format: Option<String>,
+}
+
+impl std::fmt::Debug for Settings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Settings")
+            .field(
+                "database_url",
+                &self.database_url.as_deref().map(store::db::redact_url),
+            )
+            .field("http_addr", &self.http_addr)
+            .field("data_dir", &self.data_dir)
+            .field("public_url", &self.public_url)
+            .finish()
+    }
+}
+
+impl Settings {
+    /// Reads the TOML file named by `--config`/`INVOICING_CONFIG` (if any), then lets
+    /// each `INVOICING_*` variable override it.
+    pub fn load(config_file: Option<&std::path::Path>) -> anyhow::Result<Self> {
+        let mut s = match config_file {
+            Some(path) => {
+                let text = std::fs::read_to_string(path).map_err(|e| {
+                    anyhow::anyhow!("cannot read the config file {}: {e}", path.display())
+                })?;
+                toml::from_str(&text).map_err(|e| {
+                    anyhow::anyhow!("the config file {} is not valid: {e}", path.display())
+                })?
+            }
+            None => Settings::default(),
+        };
+        let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        if let Some(v) = env("INVOICING_DATABASE_URL") {
+            s.database_url = Some(v);
+        }
+        if let Some(v) = env("INVOICING_HTTP_ADDR") {
+            s.http_addr = Some(v);
+        }
+        if let Some(v) = env("INVOICING_DATA_DIR") {
+            s.data_dir = Some(v.into());
+        }
+        if let Some(v) = env("INVOICING_PUBLIC_URL") {
+            s.public_url = Some(v);
+        }
+        if let Some(v) = env("INVOICING_LOG_FORMAT") {
+            s.log_format = Some(v);
+        }
+        Ok(s)
+    }
+
+    /// The data directory (default `./data`).
+    pub fn data_dir(&self) -> PathBuf {
+        self.data_dir
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("./data"))
+    }
+
+    /// The database URL (default: SQLite file `invoicing.db` in the data directory).
+    pub fn database_url(&self) -> String {
+        self.database_url.clone().unwrap_or_else(|| {
+            format!(
+                "sqlite://{}",
+                self.data_dir().join("invoicing.db").display()
+            )
+        })
+    }
+
+    /// The HTTP listen address (default `127.0.0.1:8080`).
+    pub fn http_addr(&self) -> String {
+        self.http_addr
+            .clone()
+            .unwrap_or_else(|| "127.0.0.1:8080".to_owned())
+    }
+
+    /// The public base URL (default derived from the listen address).
+    pub fn public_url(&self, bound: &str) -> String {
+        self.public_url
+            .clone()
+            .unwrap_or_else(|| format!("http://{bound}"))
+            .trim_end_matches('/')
+            .to_owned()
+    }
+}

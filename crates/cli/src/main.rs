@@ -1,0 +1,155 @@
+//! The `invoicing` binary: `serve`, `migrate` and operator commands under `admin`.
+//!
+//! Operator commands print JSON on stdout; every error goes to stderr with a
+//! non-zero exit status.
+#![forbid(unsafe_code)]
+
+mod admin;
+mod config;
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+/// Multi-company invoicing service.
+#[derive(Debug, Parser)]
+#[command(name = "invoicing", version, about)]
+struct Cli {
+    /// TOML file with settings (environment variables `INVOICING_*` override it).
+    #[arg(long, global = true, env = "INVOICING_CONFIG")]
+    config: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the HTTP API (migrating the database first).
+    Serve {
+        /// On an empty database, create a first company and print its tokens as JSON.
+        #[arg(long)]
+        bootstrap: bool,
+        #[command(flatten)]
+        company: admin::BootstrapArgs,
+    },
+    /// Apply database migrations and exit.
+    Migrate,
+    /// Operator commands; each prints JSON on stdout.
+    Admin {
+        #[command(subcommand)]
+        command: admin::AdminCommand,
+    },
+}
+
+fn main() -> std::process::ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(cli: Cli) -> anyhow::Result<()> {
+    let settings = config::Settings::load(cli.config.as_deref())?;
+    init_logging(&settings);
+    let db = store::Db::connect(&settings.database_url()).await?;
+    db.migrate().await?;
+    match cli.command {
+        Command::Migrate => {
+            tracing::info!("database migrated");
+            Ok(())
+        }
+        Command::Admin { command } => admin::run(&db, command).await,
+        Command::Serve { bootstrap, company } => {
+            serve(settings, db, bootstrap.then_some(company)).await
+        }
+    }
+}
+
+fn init_logging(settings: &config::Settings) {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("INVOICING_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,sqlx=warn"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    if settings.log_format.as_deref() == Some("json") {
+        builder.json().init();
+    } else {
+        builder.init();
+    }
+}
+
+async fn serve(
+    settings: config::Settings,
+    db: store::Db,
+    bootstrap: Option<admin::BootstrapArgs>,
+) -> anyhow::Result<()> {
+    if let Some(args) = bootstrap {
+        let mut conn = db.pool().acquire().await?;
+        if store::companies::any_exists(&mut conn).await? {
+            tracing::warn!(
+                "--bootstrap ignored: the database already has a company \
+                 (create more tokens with `invoicing admin token create`)"
+            );
+        } else {
+            drop(conn);
+            let out = admin::bootstrap(&db, &args).await?;
+            println!("{}", serde_json::to_string_pretty(&out)?);
+        }
+    }
+    let addr = settings.http_addr();
+    let listener = tokio::net::TcpListener::bind(&addr)
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?;
+    let bound = listener.local_addr()?.to_string();
+    let state = api::AppState::new(
+        db.clone(),
+        api::ApiConfig {
+            public_url: settings.public_url(&bound),
+        },
+    );
+    let app = api::app(state);
+    tracing::info!("listening on http://{bound} (API reference at http://{bound}/api/)");
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown_signal())
+        .await?;
+    db.close().await;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// Resolves on SIGTERM or Ctrl-C, so in-flight requests can finish.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = term => {},
+    }
+    tracing::info!("shutting down: finishing in-flight requests");
+}

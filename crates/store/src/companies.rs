@@ -1,0 +1,118 @@
+//! Companies and their configuration.
+
+use sqlx::AnyConnection;
+
+/// A company as stored, with its whole configuration.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct CompanyRow {
+    pub id: String,
+    pub name: String,
+    pub fiscal_id: String,
+    pub email: String,
+    pub phone: String,
+    pub company_type: Option<String>,
+    pub address_json: Option<String>,
+    /// 1 once registration is complete (flags are 0/1 on both engines).
+    pub is_settled: i64,
+    pub currency_code: Option<String>,
+    pub friendly_name: Option<String>,
+    pub vies_vat_id: Option<String>,
+    pub footer_invoice_typst: Option<String>,
+    pub post_invoice_typst: Option<String>,
+    pub custom_placeholders_json: String,
+    pub first_invoice_yearly_number: i64,
+    pub first_corrective_invoice_yearly_number: i64,
+    pub invoice_reference_format: String,
+    pub corrective_invoice_reference_format: String,
+    pub proforma_reference_format: String,
+    pub created_at: i64,
+    pub updated_at: Option<i64>,
+}
+
+const COLUMNS: &str = "id, name, fiscal_id, email, phone, company_type, address_json, is_settled, \
+    currency_code, friendly_name, vies_vat_id, footer_invoice_typst, post_invoice_typst, \
+    custom_placeholders_json, first_invoice_yearly_number, first_corrective_invoice_yearly_number, \
+    invoice_reference_format, corrective_invoice_reference_format, proforma_reference_format, \
+    created_at, updated_at";
+
+/// Loads one company.
+pub async fn get(conn: &mut AnyConnection, company_id: &str) -> sqlx::Result<Option<CompanyRow>> {
+    sqlx::query_as::<_, CompanyRow>(sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM companies WHERE id = $1"
+    )))
+    .bind(company_id)
+    .fetch_optional(conn)
+    .await
+}
+
+/// Data for a new company; everything else takes the schema defaults.
+#[derive(Debug, Clone)]
+pub struct NewCompany<'a> {
+    pub name: &'a str,
+    pub fiscal_id: &'a str,
+    pub email: &'a str,
+    pub company_type: Option<&'a str>,
+    pub currency_code: Option<&'a str>,
+}
+
+/// Creates a company (not yet settled) and returns its id.
+pub async fn insert(conn: &mut AnyConnection, new: &NewCompany<'_>) -> sqlx::Result<String> {
+    let id = crate::new_id();
+    sqlx::query(
+        "INSERT INTO companies (id, name, fiscal_id, email, company_type, currency_code, created_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7)",
+    )
+    .bind(&id)
+    .bind(new.name)
+    .bind(new.fiscal_id)
+    .bind(new.email)
+    .bind(new.company_type)
+    .bind(new.currency_code)
+    .bind(crate::now_micros())
+    .execute(conn)
+    .await?;
+    Ok(id)
+}
+
+/// Writes every configurable column of `row` back and stamps `updated_at`.
+pub async fn update(conn: &mut AnyConnection, row: &CompanyRow) -> sqlx::Result<()> {
+    sqlx::query(
+        "UPDATE companies SET name = $2, fiscal_id = $3, email = $4, phone = $5, company_type = $6, \
+         address_json = $7, is_settled = $8, currency_code = $9, friendly_name = $10, vies_vat_id = $11, \
+         footer_invoice_typst = $12, post_invoice_typst = $13, custom_placeholders_json = $14, \
+         first_invoice_yearly_number = $15, first_corrective_invoice_yearly_number = $16, \
+         invoice_reference_format = $17, corrective_invoice_reference_format = $18, \
+         proforma_reference_format = $19, updated_at = $20 WHERE id = $1",
+    )
+    .bind(&row.id)
+    .bind(&row.name)
+    .bind(&row.fiscal_id)
+    .bind(&row.email)
+    .bind(&row.phone)
+    .bind(&row.company_type)
+    .bind(&row.address_json)
+    .bind(row.is_settled)
+    .bind(&row.currency_code)
+    .bind(&row.friendly_name)
+    .bind(&row.vies_vat_id)
+    .bind(&row.footer_invoice_typst)
+    .bind(&row.post_invoice_typst)
+    .bind(&row.custom_placeholders_json)
+    .bind(row.first_invoice_yearly_number)
+    .bind(row.first_corrective_invoice_yearly_number)
+    .bind(&row.invoice_reference_format)
+    .bind(&row.corrective_invoice_reference_format)
+    .bind(&row.proforma_reference_format)
+    .bind(crate::now_micros())
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Whether any company exists (the service was bootstrapped).
+pub async fn any_exists(conn: &mut AnyConnection) -> sqlx::Result<bool> {
+    let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM companies")
+        .fetch_one(conn)
+        .await?;
+    Ok(n > 0)
+}

@@ -1,0 +1,64 @@
+//! Database access for the invoicing service.
+//!
+//! One code path serves SQLite (the embedded default) and PostgreSQL (for
+//! several servers on one database): every query is written once in portable
+//! SQL with `$N` parameters and runs on `sqlx::AnyPool`. Columns are chosen so
+//! the `Any` driver carries them unchanged on both engines: ids are UUIDv7 text,
+//! money is `BIGINT` minor units, decimals are text and timestamps are `BIGINT`
+//! microseconds since the Unix epoch in UTC. See `docs/DATABASE.md`.
+//!
+//! Every function that touches tenant data takes the company id as its first
+//! data argument, so a query cannot forget the tenant.
+#![forbid(unsafe_code)]
+
+pub mod audit;
+pub mod bootstrap;
+pub mod companies;
+pub mod db;
+pub mod legal;
+pub mod tokens;
+pub mod users;
+
+pub use db::{Backend, Db, WriteTx};
+pub use sqlx::AnyConnection as Conn;
+
+/// Errors from the store: database failures, or a conflict the caller can explain.
+pub type Result<T, E = sqlx::Error> = std::result::Result<T, E>;
+
+/// The current time as microseconds since the Unix epoch (UTC).
+pub fn now_micros() -> i64 {
+    chrono::Utc::now().timestamp_micros()
+}
+
+/// Converts stored microseconds into a UTC timestamp.
+pub fn from_micros(micros: i64) -> chrono::DateTime<chrono::Utc> {
+    chrono::DateTime::from_timestamp_micros(micros).unwrap_or_default()
+}
+
+/// A new time-ordered id (UUIDv7), so keyset pagination by id is creation order.
+pub fn new_id() -> String {
+    uuid::Uuid::now_v7().to_string()
+}
+
+/// SHA-256 of a secret, hex encoded: tokens and proofs are stored only this way.
+pub fn hash_secret(secret: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(secret.as_bytes());
+    let mut out = String::with_capacity(64);
+    for b in digest {
+        out.push_str(&format!("{b:02x}"));
+    }
+    out
+}
+
+/// Whether an error is a unique-constraint violation (on either engine).
+pub fn is_unique_violation(err: &sqlx::Error) -> bool {
+    match err {
+        sqlx::Error::Database(db) => {
+            db.is_unique_violation()
+                || db.code().as_deref() == Some("23505")
+                || db.message().contains("UNIQUE constraint failed")
+        }
+        _ => false,
+    }
+}

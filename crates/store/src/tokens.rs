@@ -1,0 +1,169 @@
+//! API tokens: stored only as SHA-256 hashes.
+
+use sqlx::AnyConnection;
+
+/// What a presented token resolves to.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct TokenAuth {
+    pub token_id: String,
+    pub company_id: String,
+    pub user_id: String,
+    pub kind: String,
+    pub proof_hash: Option<String>,
+}
+
+/// Resolves a token hash to its token, only while the token is not revoked and
+/// its user is an active, unexpired member of the token's company.
+pub async fn authenticate(
+    conn: &mut AnyConnection,
+    token_hash: &str,
+) -> sqlx::Result<Option<TokenAuth>> {
+    sqlx::query_as::<_, TokenAuth>(
+        "SELECT t.id AS token_id, t.company_id, t.user_id, t.kind, t.proof_hash \
+         FROM api_tokens t JOIN memberships m ON m.company_id = t.company_id AND m.user_id = t.user_id \
+         WHERE t.token_hash = $1 AND t.revoked_at IS NULL AND m.status = 'active' \
+         AND (m.expires_at IS NULL OR m.expires_at > $2)",
+    )
+    .bind(token_hash)
+    .bind(crate::now_micros())
+    .fetch_optional(conn)
+    .await
+}
+
+/// A token as listed (never its value or proof).
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct TokenRow {
+    pub id: String,
+    pub user_id: String,
+    pub user_email: String,
+    pub kind: String,
+    pub description: String,
+    pub created_at: i64,
+}
+
+/// Stores a new token by its hashes and returns its id.
+pub async fn insert(
+    conn: &mut AnyConnection,
+    company_id: &str,
+    user_id: &str,
+    kind: &str,
+    description: &str,
+    token_hash: &str,
+    proof_hash: Option<&str>,
+) -> sqlx::Result<String> {
+    let id = crate::new_id();
+    sqlx::query(
+        "INSERT INTO api_tokens (id, company_id, user_id, kind, description, token_hash, proof_hash, created_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+    )
+    .bind(&id)
+    .bind(company_id)
+    .bind(user_id)
+    .bind(kind)
+    .bind(description)
+    .bind(token_hash)
+    .bind(proof_hash)
+    .bind(crate::now_micros())
+    .execute(conn)
+    .await?;
+    Ok(id)
+}
+
+const LIST: &str = "SELECT t.id, t.user_id, u.email AS user_email, t.kind, t.description, t.created_at \
+    FROM api_tokens t JOIN users u ON u.id = t.user_id \
+    WHERE t.company_id = $1 AND t.revoked_at IS NULL";
+
+/// Active tokens of a company, newest first, after the keyset cursor `before_id`.
+pub async fn list(
+    conn: &mut AnyConnection,
+    company_id: &str,
+    before_id: Option<&str>,
+    limit: i64,
+) -> sqlx::Result<Vec<TokenRow>> {
+    sqlx::query_as::<_, TokenRow>(sqlx::AssertSqlSafe(format!(
+        "{LIST} AND ($2 IS NULL OR t.id < $2) ORDER BY t.id DESC LIMIT $3"
+    )))
+    .bind(company_id)
+    .bind(before_id)
+    .bind(limit)
+    .fetch_all(conn)
+    .await
+}
+
+/// One active token of a company.
+pub async fn get(
+    conn: &mut AnyConnection,
+    company_id: &str,
+    token_id: &str,
+) -> sqlx::Result<Option<TokenRow>> {
+    sqlx::query_as::<_, TokenRow>(sqlx::AssertSqlSafe(format!("{LIST} AND t.id = $2")))
+        .bind(company_id)
+        .bind(token_id)
+        .fetch_optional(conn)
+        .await
+}
+
+/// Revokes a token of the company; false when there is no such active token.
+pub async fn revoke(
+    conn: &mut AnyConnection,
+    company_id: &str,
+    token_id: &str,
+) -> sqlx::Result<bool> {
+    let done = sqlx::query(
+        "UPDATE api_tokens SET revoked_at = $3 WHERE company_id = $1 AND id = $2 AND revoked_at IS NULL",
+    )
+    .bind(company_id)
+    .bind(token_id)
+    .bind(crate::now_micros())
+    .execute(conn)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// A token just created: the only moment its secrets exist in clear.
+#[derive(Debug, Clone)]
+pub struct IssuedToken {
+    pub id: String,
+    pub token: String,
+    pub human_proof: Option<String>,
+    pub created_at: i64,
+}
+
+/// Creates a token of `kind` (`standard` gets a human proof, `mcp` none) and
+/// returns its secrets once; only their hashes are stored.
+pub async fn issue(
+    conn: &mut AnyConnection,
+    company_id: &str,
+    user_id: &str,
+    kind: &str,
+    description: &str,
+) -> sqlx::Result<IssuedToken> {
+    use base64::Engine;
+    use rand::RngCore;
+    let token = uuid::Uuid::new_v4().to_string();
+    let human_proof = (kind == "standard").then(|| {
+        let mut bytes = [0u8; 32];
+        rand::rngs::OsRng.fill_bytes(&mut bytes);
+        format!(
+            "hp_{}",
+            base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+        )
+    });
+    let proof_hash = human_proof.as_deref().map(crate::hash_secret);
+    let id = insert(
+        conn,
+        company_id,
+        user_id,
+        kind,
+        description,
+        &crate::hash_secret(&token),
+        proof_hash.as_deref(),
+    )
+    .await?;
+    Ok(IssuedToken {
+        id,
+        token,
+        human_proof,
+        created_at: crate::now_micros(),
+    })
+}
