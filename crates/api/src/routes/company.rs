@@ -170,7 +170,14 @@ pub async fn update_company(
         c.phone = required_text("phone", &v, 40)?;
     }
     if let Some(v) = req.address {
-        c.address_json = Some(json(&v.validated("address")?)?);
+        let current: Option<Address> = c
+            .address_json
+            .as_deref()
+            .and_then(|a| serde_json::from_str(a).ok());
+        // Sending back the unchanged (possibly still incomplete) address is not an edit.
+        if current.as_ref() != Some(&v) {
+            c.address_json = Some(json(&v.validated("address")?)?);
+        }
     }
     if let Some(v) = req.company_type {
         c.company_type = v.map(|t| parse_type("type", &t)).transpose()?;

@@ -1,0 +1,108 @@
+//! OpenAPI document, offline reference page, health checks, unknown routes.
+
+use std::collections::BTreeSet;
+
+use crate::support::*;
+
+/// Every route the router serves, as `METHOD path`.
+const ROUTES: &[&str] = &[
+    "GET /healthz",
+    "GET /readyz",
+    "GET /v1/session",
+    "GET /v1/company",
+    "PATCH /v1/company",
+    "POST /v1/company/registration",
+    "GET /v1/agreements",
+    "POST /v1/agreements/{id}/accept",
+    "GET /v1/tokens",
+    "POST /v1/tokens",
+    "DELETE /v1/tokens/{id}",
+    "GET /v1/ai-audit",
+    "GET /v1/ai-audit/{id}",
+    "POST /v1/ai-audit/{id}/approve",
+    "POST /v1/ai-audit/{id}/reject",
+];
+
+db_test!(openapi_documents_every_route_and_nothing_else, |app| {
+    let resp = app.get("/openapi.json", As::Anonymous).await.expect(200);
+    let doc = resp.json();
+    assert_eq!(doc["openapi"], "3.1.0");
+    let mut documented = BTreeSet::new();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, op) in item.as_object().unwrap() {
+            documented.insert(format!("{} {path}", method.to_uppercase()));
+            let responses = op["responses"].as_object().unwrap();
+            if path.starts_with("/v1") {
+                assert!(
+                    responses.contains_key("401"),
+                    "{method} {path} documents 401"
+                );
+            }
+            if ["post", "put", "patch", "delete"].contains(&method.as_str()) {
+                assert!(
+                    responses.contains_key("202"),
+                    "{method} {path} documents the AI 202"
+                );
+            }
+        }
+    }
+    let expected: BTreeSet<String> = ROUTES.iter().map(|s| s.to_string()).collect();
+    assert_eq!(documented, expected);
+    // Each documented route is served (not the fallback, not 405).
+    for route in ROUTES {
+        let (method, path) = route.split_once(' ').unwrap();
+        let concrete = path.replace("{id}", &uuid::Uuid::new_v4().to_string());
+        let resp = app.call(method, &concrete, As::Human(&app.a), None).await;
+        assert_ne!(resp.status.as_u16(), 405, "{route}");
+        assert!(
+            !resp.text().starts_with("No such route"),
+            "{route} is not served"
+        );
+    }
+    // Schemas referenced by the document exist.
+    let text = doc.to_string();
+    for schema in [
+        "CurrentSession",
+        "CompanyConfiguration",
+        "AiAuditEntry",
+        "PendingApproval",
+        "ActionRequired",
+    ] {
+        assert!(
+            doc["components"]["schemas"].get(schema).is_some(),
+            "{schema}"
+        );
+    }
+    assert!(text.contains("bearer"));
+});
+
+db_test!(reference_page_works_offline, |app| {
+    let page = app.get("/api/", As::Anonymous).await.expect(200);
+    let html = page.text();
+    assert!(html.contains("swagger"), "Swagger UI page");
+    // Every script and stylesheet is served by us, not a CDN.
+    for attr in ["src=\"http", "href=\"http"] {
+        assert!(!html.contains(attr), "external asset in /api/: {attr}");
+    }
+    let init = app
+        .get("/api/swagger-initializer.js", As::Anonymous)
+        .await
+        .expect(200);
+    assert!(init.text().contains("/openapi.json"));
+    app.get("/api/swagger-ui-bundle.js", As::Anonymous)
+        .await
+        .expect(200);
+});
+
+db_test!(health_and_unknown_routes, |app| {
+    assert_eq!(
+        app.get("/healthz", As::Anonymous).await.expect(200).text(),
+        "ok"
+    );
+    assert_eq!(
+        app.get("/readyz", As::Anonymous).await.expect(200).text(),
+        "ready"
+    );
+    let resp = app.get("/v2/things", As::Anonymous).await.expect(404);
+    assert!(resp.content_type().starts_with("text/plain"));
+});

@@ -1,0 +1,12 @@
+//! Integration tests over the real router; each runs on SQLite and PostgreSQL.
+
+#[macro_use]
+pub mod support;
+
+mod agreements;
+mod audit;
+mod auth;
+mod company;
+mod docs;
+mod session;
+mod tokens;

@@ -1,0 +1,391 @@
+//! Test harness: a fresh database per test (a temp SQLite file, or a new
+//! PostgreSQL database dropped afterwards) and the real router driven in process.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use api::{ApiConfig, AppState};
+use axum::{
+    Router,
+    body::Body,
+    http::{HeaderMap, Method, Request, StatusCode},
+};
+use serde_json::Value;
+use store::Db;
+use tower::ServiceExt;
+
+/// Which engine a test runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Engine {
+    Sqlite,
+    Postgres,
+}
+
+/// Generates `mod $name { sqlite(), postgres() }` running the same body on both engines.
+#[macro_export]
+macro_rules! db_test {
+    ($name:ident, |$app:ident| $body:block) => {
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+            #[allow(unused_imports)]
+            use $crate::support::*;
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn sqlite() {
+                let $app = TestApp::new(Engine::Sqlite).await;
+                $body
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn postgres() {
+                let $app = TestApp::new(Engine::Postgres).await;
+                $body
+            }
+        }
+    };
+}
+
+/// The secrets of one bootstrapped company owner.
+#[derive(Debug, Clone)]
+pub struct Tenant {
+    pub company_id: String,
+    pub user_id: String,
+    pub token: String,
+    pub proof: String,
+    pub mcp_token: String,
+}
+
+/// How a request authenticates.
+#[derive(Debug, Clone, Copy)]
+pub enum As<'a> {
+    /// Standard token with its human proof.
+    Human(&'a Tenant),
+    /// Standard token without proof: an AI caller.
+    Ai(&'a Tenant),
+    /// MCP token: an AI caller.
+    Mcp(&'a Tenant),
+    /// No Authorization header.
+    Anonymous,
+    /// A raw Authorization header value.
+    Header(&'a str),
+}
+
+/// A response, fully read.
+#[derive(Debug)]
+pub struct Resp {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: Vec<u8>,
+}
+
+impl Resp {
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {} {}", self.status, self.text()))
+    }
+
+    /// Asserts the status, showing the body when it differs.
+    #[track_caller]
+    pub fn expect(self, status: u16) -> Self {
+        assert_eq!(
+            self.status.as_u16(),
+            status,
+            "unexpected status; body: {}",
+            self.text()
+        );
+        self
+    }
+
+    pub fn content_type(&self) -> String {
+        self.headers
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned()
+    }
+}
+
+enum Cleanup {
+    Sqlite(#[allow(dead_code)] tempfile::TempDir),
+    Postgres { admin_url: String, name: String },
+}
+
+/// One isolated service: database, router and two unrelated companies A and B.
+pub struct TestApp {
+    pub engine: Engine,
+    pub db: Db,
+    pub router: Router,
+    pub a: Tenant,
+    pub b: Tenant,
+    cleanup: Option<Cleanup>,
+}
+
+static COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// Admin URL of the test PostgreSQL server (`INVOICING_TEST_POSTGRES_URL`).
+pub fn postgres_admin_url() -> String {
+    std::env::var("INVOICING_TEST_POSTGRES_URL").unwrap_or_else(|_| {
+        panic!(
+            "PostgreSQL tests need INVOICING_TEST_POSTGRES_URL (e.g. \
+             postgres://postgres@127.0.0.1:5432/postgres); scripts/test sets it, or skips \
+             these tests with --skip postgres when no server is reachable"
+        )
+    })
+}
+
+/// Creates a fresh database on `engine` and returns its URL and cleanup.
+async fn fresh_database(engine: Engine) -> (String, Cleanup) {
+    match engine {
+        Engine::Sqlite => {
+            let dir = tempfile::tempdir().expect("temp dir");
+            let url = format!("sqlite://{}", dir.path().join("test.db").display());
+            (url, Cleanup::Sqlite(dir))
+        }
+        Engine::Postgres => {
+            use sqlx::{Connection, Executor};
+            let admin_url = postgres_admin_url();
+            let name = format!(
+                "inv_test_{}_{}_{}",
+                std::process::id(),
+                COUNTER.fetch_add(1, Ordering::Relaxed),
+                uuid::Uuid::new_v4()
+                    .simple()
+                    .to_string()
+                    .get(..8)
+                    .unwrap_or("x")
+            );
+            let mut conn = sqlx::PgConnection::connect(&admin_url)
+                .await
+                .expect("connect to the PostgreSQL admin database");
+            conn.execute(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+                .await
+                .expect("create test database");
+            let base = admin_url
+                .rsplit_once('/')
+                .map_or(admin_url.as_str(), |(b, _)| b)
+                .to_owned();
+            (
+                format!("{base}/{name}"),
+                Cleanup::Postgres { admin_url, name },
+            )
+        }
+    }
+}
+
+impl TestApp {
+    /// A migrated database with companies A and B bootstrapped.
+    pub async fn new(engine: Engine) -> Self {
+        let (url, cleanup) = fresh_database(engine).await;
+        let db = Db::connect(&url).await.expect("connect");
+        db.migrate().await.expect("migrate");
+        let state = AppState::new(
+            db.clone(),
+            ApiConfig {
+                public_url: "http://invoicing.test".into(),
+            },
+        );
+        let router = api::app(state);
+        let a = bootstrap(&db, "Alpha Ltd", "owner@alpha.test").await;
+        let b = bootstrap(&db, "Beta Ltd", "owner@beta.test").await;
+        Self {
+            engine,
+            db,
+            router,
+            a,
+            b,
+            cleanup: Some(cleanup),
+        }
+    }
+
+    /// Sends a request through the real router.
+    pub async fn call(&self, method: &str, path: &str, who: As<'_>, body: Option<Value>) -> Resp {
+        let bytes = body.map(|b| serde_json::to_vec(&b).expect("json"));
+        self.call_raw(method, path, who, bytes, "application/json")
+            .await
+    }
+
+    /// Sends a request with a raw body and content type.
+    pub async fn call_raw(
+        &self,
+        method: &str,
+        path: &str,
+        who: As<'_>,
+        body: Option<Vec<u8>>,
+        content_type: &str,
+    ) -> Resp {
+        let mut headers: Vec<(&str, String)> = match who {
+            As::Human(t) => vec![
+                ("authorization", format!("Bearer {}", t.token)),
+                ("x-human-proof", t.proof.clone()),
+            ],
+            As::Ai(t) => vec![("authorization", format!("Bearer {}", t.token))],
+            As::Mcp(t) => vec![("authorization", format!("Bearer {}", t.mcp_token))],
+            As::Anonymous => vec![],
+            As::Header(h) => vec![("authorization", h.to_owned())],
+        };
+        if body.is_some() {
+            headers.push(("content-type", content_type.to_owned()));
+        }
+        self.call_with(method, path, &headers, body).await
+    }
+
+    /// Sends a request with exactly the given headers.
+    pub async fn call_with(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, String)],
+        body: Option<Vec<u8>>,
+    ) -> Resp {
+        let mut req = Request::builder()
+            .method(Method::from_bytes(method.as_bytes()).expect("method"))
+            .uri(path);
+        for (k, v) in headers {
+            req = req.header(*k, v);
+        }
+        let req = req
+            .body(body.map(Body::from).unwrap_or_else(Body::empty))
+            .expect("request");
+        let resp = self.router.clone().oneshot(req).await.expect("infallible");
+        let status = resp.status();
+        let headers = resp.headers().clone();
+        let body = axum::body::to_bytes(resp.into_body(), usize::MAX)
+            .await
+            .expect("body")
+            .to_vec();
+        Resp {
+            status,
+            headers,
+            body,
+        }
+    }
+
+    pub async fn get(&self, path: &str, who: As<'_>) -> Resp {
+        self.call("GET", path, who, None).await
+    }
+
+    /// Every row of every table except the AI audit queue, as text: a cheap
+    /// "nothing changed" fingerprint.
+    pub async fn fingerprint(&self) -> String {
+        use sqlx::Row;
+        let tables = [
+            "companies",
+            "users",
+            "memberships",
+            "api_tokens",
+            "legal_documents",
+            "agreement_acceptances",
+        ];
+        let mut out = String::new();
+        for t in tables {
+            let rows = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT * FROM {t} ORDER BY 1")))
+                .fetch_all(self.db.pool())
+                .await
+                .expect("dump");
+            for row in rows {
+                out.push_str(t);
+                for i in 0..row.len() {
+                    let v: Option<String> = row
+                        .try_get::<Option<String>, _>(i)
+                        .or_else(|_| {
+                            row.try_get::<Option<i64>, _>(i)
+                                .map(|v| v.map(|n| n.to_string()))
+                        })
+                        .unwrap_or_else(|_| Some("?".into()));
+                    out.push('|');
+                    out.push_str(v.as_deref().unwrap_or("NULL"));
+                }
+                out.push('\n');
+            }
+        }
+        out
+    }
+
+    /// Accepts every current legal document as the tenant's owner.
+    pub async fn accept_all_agreements(&self, t: &Tenant) {
+        let list = self
+            .get("/v1/agreements", As::Human(t))
+            .await
+            .expect(200)
+            .json();
+        for doc in list["data"].as_array().expect("data") {
+            let id = doc["id"].as_str().expect("id");
+            self.call(
+                "POST",
+                &format!("/v1/agreements/{id}/accept"),
+                As::Human(t),
+                None,
+            )
+            .await
+            .expect(200);
+        }
+    }
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        if let Some(Cleanup::Postgres { admin_url, name }) = self.cleanup.take() {
+            let db = self.db.clone();
+            // Drop runs inside the test's runtime: do the async cleanup on its own thread.
+            let _ = std::thread::spawn(move || {
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .expect("runtime");
+                rt.block_on(async move {
+                    use sqlx::{Connection, Executor};
+                    db.close().await;
+                    if let Ok(mut conn) = sqlx::PgConnection::connect(&admin_url).await {
+                        let _ = conn
+                            .execute(sqlx::AssertSqlSafe(format!(
+                                "DROP DATABASE IF EXISTS {name} WITH (FORCE)"
+                            )))
+                            .await;
+                    }
+                });
+            })
+            .join();
+        }
+    }
+}
+
+/// Bootstraps a company with a valid Irish fiscal id.
+pub async fn bootstrap(db: &Db, name: &str, email: &str) -> Tenant {
+    let mut tx = db.begin_write().await.expect("tx");
+    let out = store::bootstrap::bootstrap(
+        tx.conn(),
+        &store::bootstrap::BootstrapRequest {
+            company_name: name,
+            fiscal_id: "IE6388047V",
+            company_type: "IE:LTD",
+            country: "IE",
+            email,
+            currency_code: "EUR",
+        },
+    )
+    .await
+    .expect("bootstrap");
+    tx.commit().await.expect("commit");
+    Tenant {
+        company_id: out.company_id,
+        user_id: out.user_id,
+        token: out.token,
+        proof: out.human_proof,
+        mcp_token: out.mcp_token,
+    }
+}
+
+/// A valid registration body for an Irish company.
+pub fn registration_body() -> Value {
+    serde_json::json!({
+        "name": "Alpha Trading Ltd",
+        "fiscal_id": "IE6388047V",
+        "email": "billing@alpha.test",
+        "phone": "+353 1 555 0100",
+        "address": {"lines": ["1 Main Street"], "zipcode": "D02 X285", "city": "Dublin", "country": "ie"}
+    })
+}
