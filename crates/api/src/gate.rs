@@ -124,9 +124,16 @@ pub fn is_mutating(method: &Method) -> bool {
     )
 }
 
+/// POST routes that only compute and never write: answered directly for every caller.
+pub const READ_ONLY_POSTS: &[&str] = &["/v1/taxes/prefill"];
+
 /// The gate middleware; see the module docs.
 pub async fn gate(State(state): State<AppState>, req: Request, next: Next) -> Response {
-    if !is_mutating(req.method()) || req.extensions().get::<Replay>().is_some() {
+    let read_only = req
+        .extensions()
+        .get::<MatchedPath>()
+        .is_some_and(|p| READ_ONLY_POSTS.contains(&p.as_str()));
+    if !is_mutating(req.method()) || read_only || req.extensions().get::<Replay>().is_some() {
         return next.run(req).await;
     }
     let Some(caller) = req.extensions().get::<Caller>().cloned() else {

@@ -7,6 +7,7 @@
 
 pub mod auth;
 pub mod error;
+pub mod fx;
 pub mod gate;
 pub mod json;
 pub mod openapi;
@@ -34,13 +35,22 @@ use utoipa_axum::router::OpenApiRouter;
 pub struct ApiConfig {
     /// Public base URL, for links in e-mails and documents.
     pub public_url: String,
+    /// Where daily reference exchange rates are fetched (ECB XML format); empty disables fetching.
+    pub fx_url: String,
 }
+
+/// The clock handlers read "now" from (tests move it across a year boundary).
+pub type Clock = Arc<dyn Fn() -> chrono::DateTime<chrono::Utc> + Send + Sync>;
 
 /// Shared state of every handler.
 #[derive(Clone)]
 pub struct AppState {
     pub db: store::Db,
     pub config: Arc<ApiConfig>,
+    /// Source of the current time.
+    pub clock: Clock,
+    /// Exchange rates for currencies an invoice needs at issue.
+    pub fx: Arc<fx::RateProvider>,
     /// The finished router, so an approval can replay a request through it.
     router: Arc<OnceLock<Router>>,
 }
@@ -50,9 +60,22 @@ impl AppState {
     pub fn new(db: store::Db, config: ApiConfig) -> Self {
         Self {
             db,
+            fx: Arc::new(fx::RateProvider::new(config.fx_url.clone())),
             config: Arc::new(config),
+            clock: Arc::new(chrono::Utc::now),
             router: Arc::new(OnceLock::new()),
         }
+    }
+
+    /// The same state reading time from `clock`.
+    pub fn with_clock(mut self, clock: Clock) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// The current time.
+    pub fn now(&self) -> chrono::DateTime<chrono::Utc> {
+        (self.clock)()
     }
 
     /// The whole application router (set once by [`app`]).

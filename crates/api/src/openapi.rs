@@ -34,6 +34,9 @@ JSON `{error, message, requiresAuthorizationUrl?}`. Lists take `limit` and `curs
         (name = "agreements", description = "Legal documents to accept"),
         (name = "tokens", description = "API tokens (human only)"),
         (name = "ai-audit", description = "The review queue of AI callers' requests"),
+        (name = "entities", description = "Customers and suppliers"),
+        (name = "invoices", description = "Invoices, corrective invoices, taxes"),
+        (name = "proformas", description = "Proforma invoices"),
         (name = "health", description = "Liveness and readiness")
     )
 )]

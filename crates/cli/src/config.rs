@@ -13,6 +13,7 @@ pub struct Settings {
     pub data_dir: Option<PathBuf>,
     pub public_url: Option<String>,
     pub log_format: Option<String>,
+    pub fx_url: Option<String>,
 }
 
 impl std::fmt::Debug for Settings {
@@ -25,6 +26,7 @@ impl std::fmt::Debug for Settings {
             .field("http_addr", &self.http_addr)
             .field("data_dir", &self.data_dir)
             .field("public_url", &self.public_url)
+            .field("fx_url", &self.fx_url)
             .finish()
     }
 }
@@ -60,6 +62,10 @@ impl Settings {
         if let Some(v) = env("INVOICING_LOG_FORMAT") {
             s.log_format = Some(v);
         }
+        if let Ok(v) = std::env::var("INVOICING_FX_URL") {
+            // An empty value is meaningful: never fetch rates.
+            s.fx_url = Some(v);
+        }
         Ok(s)
     }
 
@@ -85,6 +91,13 @@ impl Settings {
         self.http_addr
             .clone()
             .unwrap_or_else(|| "127.0.0.1:8080".to_owned())
+    }
+
+    /// The daily exchange-rate feed (ECB format; empty disables fetching).
+    pub fn fx_url(&self) -> String {
+        self.fx_url.clone().unwrap_or_else(|| {
+            "https://www.ecb.europa.eu/stats/eurofxref/eurofxref-daily.xml".to_owned()
+        })
     }
 
     /// The public base URL (default derived from the listen address).

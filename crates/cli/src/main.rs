@@ -119,6 +119,7 @@ async fn serve(
         db.clone(),
         api::ApiConfig {
             public_url: settings.public_url(&bound),
+            fx_url: settings.fx_url(),
         },
     );
     let app = api::app(state);

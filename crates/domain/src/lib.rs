@@ -11,6 +11,7 @@ pub mod country;
 pub mod currency;
 pub mod entity_type;
 pub mod fiscal;
+pub mod invoice;
 pub mod money;
 pub mod placeholder;
 pub mod reference;

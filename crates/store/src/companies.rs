@@ -116,3 +116,36 @@ pub async fn any_exists(conn: &mut AnyConnection) -> sqlx::Result<bool> {
         .await?;
     Ok(n > 0)
 }
+
+/// Whether the company's VERI*FACTU authorization is in effect (absent: not).
+pub async fn verifactu_authorized(
+    conn: &mut AnyConnection,
+    company_id: &str,
+) -> sqlx::Result<bool> {
+    let v: Option<i64> =
+        sqlx::query_scalar("SELECT in_effect FROM verifactu_authorizations WHERE company_id = $1")
+            .bind(company_id)
+            .fetch_optional(conn)
+            .await?;
+    Ok(v == Some(1))
+}
+
+/// Records the company's VERI*FACTU authorization status.
+pub async fn set_verifactu_authorization(
+    conn: &mut AnyConnection,
+    company_id: &str,
+    status: &str,
+    in_effect: bool,
+) -> sqlx::Result<()> {
+    sqlx::query(
+        "INSERT INTO verifactu_authorizations (company_id, status, in_effect, updated_at) VALUES ($1, $2, $3, $4) \
+         ON CONFLICT (company_id) DO UPDATE SET status = $2, in_effect = $3, updated_at = $4",
+    )
+    .bind(company_id)
+    .bind(status)
+    .bind(i64::from(in_effect))
+    .bind(crate::now_micros())
+    .execute(conn)
+    .await?;
+    Ok(())
+}

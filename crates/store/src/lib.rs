@@ -14,8 +14,12 @@
 pub mod audit;
 pub mod bootstrap;
 pub mod companies;
+pub mod counters;
 pub mod db;
+pub mod entities;
+pub mod invoices;
 pub mod legal;
+pub mod proformas;
 pub mod tokens;
 pub mod users;
 

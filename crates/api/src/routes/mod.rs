@@ -3,8 +3,12 @@
 pub mod agreements;
 pub mod audit;
 pub mod company;
+pub mod entities;
 pub mod health;
+pub mod invoices;
+pub mod proformas;
 pub mod session;
+pub mod taxes;
 pub mod tokens;
 
 use utoipa_axum::{router::OpenApiRouter, routes};
@@ -25,4 +29,36 @@ pub fn v1() -> OpenApiRouter<AppState> {
         .routes(routes!(audit::get_entry))
         .routes(routes!(audit::approve_entry))
         .routes(routes!(audit::reject_entry))
+        .routes(routes!(entities::list_entities, entities::create_entity))
+        .routes(routes!(
+            entities::get_entity,
+            entities::update_entity,
+            entities::delete_entity
+        ))
+        .routes(routes!(taxes::prefill))
+        .routes(routes!(invoices::list_invoices, invoices::create_invoice))
+        .routes(routes!(
+            invoices::get_invoice,
+            invoices::update_invoice,
+            invoices::delete_invoice
+        ))
+        .routes(routes!(invoices::issue::issue_invoice))
+        .routes(routes!(invoices::issue::bulk_issue))
+        .routes(routes!(invoices::issue::bulk_delete))
+        .routes(routes!(
+            invoices::corrections::create_correction,
+            invoices::corrections::list_corrections
+        ))
+        .routes(routes!(invoices::corrections::correct_invoice))
+        .routes(routes!(
+            proformas::list_proformas,
+            proformas::create_proforma
+        ))
+        .routes(routes!(
+            proformas::get_proforma,
+            proformas::update_proforma,
+            proformas::delete_proforma
+        ))
+        .routes(routes!(proformas::invoice_proforma))
+        .routes(routes!(proformas::bulk_delete_proformas))
 }

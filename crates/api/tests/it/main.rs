@@ -8,5 +8,7 @@ mod audit;
 mod auth;
 mod company;
 mod docs;
+mod entities;
+mod invoices;
 mod session;
 mod tokens;

@@ -1,7 +1,12 @@
 //! Test harness: a fresh database per test (a temp SQLite file, or a new
 //! PostgreSQL database dropped afterwards) and the real router driven in process.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{
+    Arc, Mutex,
+    atomic::{AtomicU64, Ordering},
+};
+
+use chrono::{DateTime, Utc};
 
 use api::{ApiConfig, AppState};
 use axum::{
@@ -117,6 +122,8 @@ enum Cleanup {
 /// One isolated service: database, router and two unrelated companies A and B.
 pub struct TestApp {
     pub engine: Engine,
+    /// Set to move the service's clock; `None` is real time.
+    pub clock: Arc<Mutex<Option<DateTime<Utc>>>>,
     pub db: Db,
     pub router: Router,
     pub a: Tenant,
@@ -179,20 +186,32 @@ async fn fresh_database(engine: Engine) -> (String, Cleanup) {
 impl TestApp {
     /// A migrated database with companies A and B bootstrapped.
     pub async fn new(engine: Engine) -> Self {
+        Self::with_fx(engine, String::new()).await
+    }
+
+    /// The same, fetching exchange rates from `fx_url`.
+    pub async fn with_fx(engine: Engine, fx_url: String) -> Self {
         let (url, cleanup) = fresh_database(engine).await;
         let db = Db::connect(&url).await.expect("connect");
         db.migrate().await.expect("migrate");
+        let clock: Arc<Mutex<Option<DateTime<Utc>>>> = Arc::new(Mutex::new(None));
+        let read = clock.clone();
         let state = AppState::new(
             db.clone(),
             ApiConfig {
                 public_url: "http://invoicing.test".into(),
+                fx_url,
             },
-        );
+        )
+        .with_clock(Arc::new(move || {
+            read.lock().unwrap().unwrap_or_else(Utc::now)
+        }));
         let router = api::app(state);
         let a = bootstrap(&db, "Alpha Ltd", "owner@alpha.test").await;
         let b = bootstrap(&db, "Beta Ltd", "owner@beta.test").await;
         Self {
             engine,
+            clock,
             db,
             router,
             a,
@@ -279,6 +298,11 @@ impl TestApp {
             "api_tokens",
             "legal_documents",
             "agreement_acceptances",
+            "entities",
+            "invoices",
+            "proformas",
+            "document_counters",
+            "verifactu_authorizations",
         ];
         let mut out = String::new();
         for t in tables {
@@ -351,6 +375,70 @@ impl Drop for TestApp {
             .join();
         }
     }
+}
+
+impl TestApp {
+    /// Moves the service's clock to an RFC 3339 instant.
+    pub fn set_time(&self, rfc3339: &str) {
+        *self.clock.lock().unwrap() = Some(rfc3339.parse().expect("RFC 3339 time"));
+    }
+
+    /// Completes registration and accepts every legal document: the tenant may issue.
+    pub async fn settle(&self, t: &Tenant) {
+        self.call(
+            "POST",
+            "/v1/company/registration",
+            As::Human(t),
+            Some(registration_body()),
+        )
+        .await
+        .expect(200);
+        self.accept_all_agreements(t).await;
+    }
+
+    /// Creates an entity as a person and returns its id.
+    pub async fn entity(&self, t: &Tenant, body: Value) -> String {
+        let e = self
+            .call("POST", "/v1/entities", As::Human(t), Some(body))
+            .await
+            .expect(201)
+            .json();
+        e["id"].as_str().unwrap().to_owned()
+    }
+
+    /// Creates a draft invoice as a person and returns it.
+    pub async fn draft(&self, t: &Tenant, body: Value) -> Value {
+        self.call("POST", "/v1/invoices", As::Human(t), Some(body))
+            .await
+            .expect(201)
+            .json()
+    }
+
+    /// Issues a draft as a person and returns it.
+    pub async fn issue(&self, t: &Tenant, id: &str) -> Value {
+        self.call(
+            "POST",
+            &format!("/v1/invoices/{id}/issue"),
+            As::Human(t),
+            None,
+        )
+        .await
+        .expect(200)
+        .json()
+    }
+}
+
+/// An Irish business customer.
+pub fn irish_customer() -> Value {
+    serde_json::json!({
+        "name": "Dublin Customer Ltd", "type": "IE:LTD", "fiscal_id": "IE6388047V",
+        "address": {"lines": ["2 Quay St"], "city": "Dublin", "zipcode": "D01", "country": "IE"}
+    })
+}
+
+/// One simple services line of `price` cents.
+pub fn one_line(price: i64) -> Value {
+    serde_json::json!([{"concept": "Consulting", "quantity": 1, "unit_price": price}])
 }
 
 /// Bootstraps a company with a valid Irish fiscal id.

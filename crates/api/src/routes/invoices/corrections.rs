@@ -1,0 +1,218 @@
+//! Corrective invoices: a draft (`/corrections`) or created and issued at once (`/correct`).
+
+use axum::{
+    Json,
+    extract::{Path, Query, State},
+    http::StatusCode,
+};
+use serde::Deserialize;
+
+use super::{
+    company, issue, language, load,
+    model::{ExchangeRateEntry, Invoice, InvoiceLineRequest, InvoiceVerifactu, SupplyType},
+    to_json, view,
+};
+use crate::{
+    AppState,
+    auth::{Caller, DbConn},
+    error::{ApiError, ApiResult},
+    gate::Tx,
+    json::ApiJson,
+    pagination::{ListParams, Page},
+    routes::entities::PlaceholderValue,
+};
+
+/// What a corrective invoice changes; every field is optional.
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateCorrectiveInvoiceRequest {
+    /// Empty: the corrected invoice's lines with negated amounts (a full reversal).
+    #[serde(default)]
+    pub lines: Vec<InvoiceLineRequest>,
+    /// Empty keeps the corrected invoice's values.
+    #[serde(default)]
+    pub custom_placeholder_values: Vec<PlaceholderValue>,
+    /// Empty keeps the corrected invoice's rates.
+    #[serde(default)]
+    pub exchange_rates: Vec<ExchangeRateEntry>,
+    /// Omitted keeps the corrected invoice's.
+    #[serde(default)]
+    pub supply_type: Option<SupplyType>,
+    /// The legal reason (R1-R5); Spanish issuers default to R1, others ignore it.
+    #[serde(default)]
+    pub verifactu: Option<InvoiceVerifactu>,
+}
+
+/// Creates a corrective draft of an issued invoice.
+#[utoipa::path(post, path = "/v1/invoices/{id}/corrections", tag = "invoices",
+    request_body = CreateCorrectiveInvoiceRequest,
+    params(("id" = String, Path, description = "Id of the issued invoice to correct")),
+    responses((status = 201, description = "The corrective draft (CorrectiveInvoice)", body = Invoice),
+        (status = 409, description = "The invoice is a draft", body = String, content_type = "text/plain"),
+        crate::openapi::WriteErrors))]
+pub async fn create_correction(
+    State(state): State<AppState>,
+    caller: Caller,
+    tx: Tx,
+    Path(id): Path<String>,
+    ApiJson(req): ApiJson<CreateCorrectiveInvoiceRequest>,
+) -> ApiResult<(StatusCode, Json<Invoice>)> {
+    let mut conn = tx.conn().await?;
+    let row = corrective_draft(&mut conn, &state, &caller, &id, req).await?;
+    store::invoices::insert(&mut conn, &row).await?;
+    let lang = language(&mut conn, &caller.company_id).await?;
+    Ok((StatusCode::CREATED, Json(view(row, &lang))))
+}
+
+/// Creates a corrective invoice and issues it in one step.
+#[utoipa::path(post, path = "/v1/invoices/{id}/correct", tag = "invoices",
+    request_body = CreateCorrectiveInvoiceRequest,
+    params(("id" = String, Path, description = "Id of the issued invoice to correct")),
+    responses((status = 201, description = "The issued corrective invoice (CorrectiveInvoice)", body = Invoice),
+        (status = 409, description = "The invoice is a draft", body = String, content_type = "text/plain"),
+        crate::openapi::WriteErrors))]
+pub async fn correct_invoice(
+    State(state): State<AppState>,
+    caller: Caller,
+    tx: Tx,
+    Path(id): Path<String>,
+    ApiJson(req): ApiJson<CreateCorrectiveInvoiceRequest>,
+) -> ApiResult<(StatusCode, Json<Invoice>)> {
+    let mut conn = tx.conn().await?;
+    let row = corrective_draft(&mut conn, &state, &caller, &id, req).await?;
+    store::invoices::insert(&mut conn, &row).await?;
+    let issued = issue::issue_draft(&mut conn, &state, &caller, row).await?;
+    let lang = language(&mut conn, &caller.company_id).await?;
+    Ok((StatusCode::CREATED, Json(view(issued, &lang))))
+}
+
+/// Corrective invoices of an invoice, newest first.
+#[utoipa::path(get, path = "/v1/invoices/{id}/corrections", tag = "invoices",
+    params(("id" = String, Path, description = "Invoice id"), ListParams),
+    responses((status = 200, body = Page<Invoice>), crate::openapi::ReadErrors))]
+pub async fn list_corrections(
+    caller: Caller,
+    mut db: DbConn,
+    Path(id): Path<String>,
+    Query(params): Query<ListParams>,
+) -> ApiResult<Json<Page<Invoice>>> {
+    load(&mut db, &caller.company_id, &id).await?;
+    let limit = params.limit()?;
+    let filter = store::invoices::Filter {
+        corrected_invoice_id: Some(&id),
+        ..Default::default()
+    };
+    let rows = store::invoices::list(
+        &mut db,
+        &caller.company_id,
+        &filter,
+        params.after()?.as_deref(),
+        limit + 1,
+    )
+    .await?;
+    let lang = language(&mut db, &caller.company_id).await?;
+    Ok(Json(Page::from_rows(
+        rows,
+        limit,
+        |r| &r.id,
+        |r| view(r, &lang),
+    )))
+}
+
+async fn corrective_draft(
+    conn: &mut sqlx::AnyConnection,
+    state: &AppState,
+    caller: &Caller,
+    id: &str,
+    req: CreateCorrectiveInvoiceRequest,
+) -> ApiResult<store::invoices::InvoiceRow> {
+    let original = load(conn, &caller.company_id, id).await?;
+    if original.status != "issued" {
+        return Err(ApiError::Conflict(
+            "Only issued invoices can be corrected; edit or delete the draft instead.".into(),
+        ));
+    }
+    let company = company(conn, &caller.company_id).await?;
+    let spanish = company
+        .company_type
+        .as_deref()
+        .is_some_and(|t| t.starts_with("ES:"));
+    let reason = match (spanish, req.verifactu) {
+        (false, _) => None,
+        (true, None) => Some("R1".to_owned()),
+        (true, Some(v)) if ["R1", "R2", "R3", "R4", "R5"].contains(&v.reason.as_str()) => {
+            Some(v.reason)
+        }
+        (true, Some(v)) => {
+            return Err(ApiError::bad_request(format!(
+                "`verifactu.reason` must be one of R1, R2, R3, R4, R5, got `{}`.",
+                v.reason
+            )));
+        }
+    };
+    let placeholders = if req.custom_placeholder_values.is_empty() {
+        serde_json::from_str(&original.custom_placeholder_values_json).unwrap_or_default()
+    } else {
+        req.custom_placeholder_values
+    };
+    let rates = if req.exchange_rates.is_empty() {
+        serde_json::from_str(&original.exchange_rates_json).unwrap_or_default()
+    } else {
+        req.exchange_rates
+    };
+    let supply = req
+        .supply_type
+        .unwrap_or(SupplyType::parse(&original.supply_type));
+    let reversal = req.lines.is_empty();
+    let draft_req = super::CreateInvoiceRequest {
+        recipient_id: original.recipient_id.clone(),
+        // A placeholder line keeps `build` happy for a reversal; its lines are replaced below.
+        lines: if reversal {
+            vec![InvoiceLineRequest {
+                concept: "reversal".into(),
+                quantity: None,
+                quantity_unit: None,
+                unit_price: None,
+                unit_unit: None,
+                is_tax: false,
+                tax_amount: None,
+                subtotal: None,
+            }]
+        } else {
+            req.lines
+        },
+        bank_account_ids: Vec::new(),
+        currency_code: Some(original.currency_code.clone()),
+        custom_placeholder_values: placeholders,
+        exchange_rates: rates,
+        supply_type: Some(supply),
+    };
+    let mut row = super::new_draft(
+        conn,
+        state,
+        &caller.company_id,
+        draft_req,
+        "correction",
+        "corrective",
+    )
+    .await?;
+    if reversal {
+        let original_lines: Vec<domain::invoice::Line> =
+            serde_json::from_str(&original.lines_json).unwrap_or_default();
+        let lines = domain::invoice::reversed(&original_lines);
+        let totals =
+            domain::invoice::totals(&lines).map_err(|e| ApiError::bad_request(format!("{e}.")))?;
+        row.lines_json = to_json(&lines)?;
+        row.line_count = lines.len() as i64;
+        row.net_total = totals.net;
+        row.tax_total = totals.tax;
+        row.withholding_total = totals.withholding;
+        row.total = totals.total;
+        row.treatment = original.treatment.clone();
+        row.supply_type = original.supply_type.clone();
+    }
+    row.bank_accounts_json = original.bank_accounts_json.clone();
+    row.corrected_invoice_id = Some(original.id);
+    row.correction_reason = reason;
+    Ok(row)
+}

@@ -1,0 +1,271 @@
+//! Issuing: guards, exchange rates, the gapless number, frozen snapshots; and bulk actions.
+
+use axum::{
+    Json,
+    extract::{Path, State},
+};
+use chrono::Datelike;
+use domain::reference::ReferenceFormat;
+use serde::{Deserialize, Serialize};
+
+use super::{
+    company, ensure_draft, language, load,
+    model::{ExchangeRateEntry, Invoice},
+    to_json, view,
+};
+use crate::{
+    AppState,
+    auth::Caller,
+    error::{ApiError, ApiResult},
+    gate::Tx,
+    json::ApiJson,
+    routes::{
+        agreements::require_agreements,
+        entities::{Entity, EntityTemplate},
+    },
+};
+
+/// Where a Spanish issuer obtains the VERI*FACTU authorization.
+pub const AUTHORIZATION_URL: &str = "/settings/verifactu";
+
+/// Issues a draft: assigns the next number of its series and year, freezes the reference,
+/// recipient, company data, placeholder values and exchange rates.
+#[utoipa::path(post, path = "/v1/invoices/{id}/issue", tag = "invoices",
+    params(("id" = String, Path, description = "Invoice id")),
+    responses((status = 200, body = Invoice),
+        (status = 409, description = "Already issued", body = String, content_type = "text/plain"),
+        crate::openapi::WriteErrors))]
+pub async fn issue_invoice(
+    State(state): State<AppState>,
+    caller: Caller,
+    tx: Tx,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Invoice>> {
+    let mut conn = tx.conn().await?;
+    let row = load(&mut conn, &caller.company_id, &id).await?;
+    ensure_draft(&row)?;
+    let issued = issue_draft(&mut conn, &state, &caller, row).await?;
+    let lang = language(&mut conn, &caller.company_id).await?;
+    Ok(Json(view(issued, &lang)))
+}
+
+/// Fails unless the company may issue: settled, terms accepted, and for Spanish
+/// issuers the VERI*FACTU authorization in effect.
+pub async fn require_can_issue(
+    conn: &mut sqlx::AnyConnection,
+    caller: &Caller,
+    company: &store::companies::CompanyRow,
+) -> ApiResult<()> {
+    if company.is_settled == 0 {
+        return Err(ApiError::company_not_settled());
+    }
+    require_agreements(conn, &caller.user_id).await?;
+    if company
+        .company_type
+        .as_deref()
+        .is_some_and(|t| t.starts_with("ES:"))
+        && !store::companies::verifactu_authorized(conn, &company.id).await?
+    {
+        return Err(ApiError::Forbidden {
+            code: "verifactu_authorization_required",
+            message: "Spanish issuers must report every invoice to the AEAT (VERI*FACTU): authorize this \
+                      service to submit on the company's behalf first. The invoice stays a draft."
+                .into(),
+            authorization_url: Some(AUTHORIZATION_URL.into()),
+        });
+    }
+    Ok(())
+}
+
+/// Issues one draft inside the caller's transaction and returns the stored row.
+pub async fn issue_draft(
+    conn: &mut sqlx::AnyConnection,
+    state: &AppState,
+    caller: &Caller,
+    mut row: store::invoices::InvoiceRow,
+) -> ApiResult<store::invoices::InvoiceRow> {
+    let company = company(conn, &caller.company_id).await?;
+    require_can_issue(conn, caller, &company).await?;
+    let recipient = store::entities::get(conn, &caller.company_id, &row.recipient_id)
+        .await?
+        .ok_or_else(|| ApiError::bad_request("The invoice's recipient no longer exists."))?;
+    let now = state.now();
+
+    // Placeholders: a required one added to the company after the draft was made must be filled.
+    let given: Vec<crate::routes::entities::PlaceholderValue> =
+        serde_json::from_str(&row.custom_placeholder_values_json).unwrap_or_default();
+    let template: Option<EntityTemplate> = recipient
+        .template_json
+        .as_deref()
+        .and_then(|t| serde_json::from_str(t).ok());
+    let placeholders = super::build::placeholders(&company, template.as_ref(), given)?;
+
+    let rates = freeze_rates(state, &company, &row, template.as_ref(), now).await?;
+
+    let (series_format, first) = match row.series.as_str() {
+        "corrective" => (
+            &company.corrective_invoice_reference_format,
+            company.first_corrective_invoice_yearly_number,
+        ),
+        _ => (
+            &company.invoice_reference_format,
+            company.first_invoice_yearly_number,
+        ),
+    };
+    let format = ReferenceFormat::parse(series_format).map_err(|e| {
+        ApiError::bad_request(format!(
+            "The company's reference format {e}; fix it with PATCH /v1/company."
+        ))
+    })?;
+    let year = i64::from(now.year());
+    let number = store::counters::next(conn, &caller.company_id, &row.series, year, first).await?;
+
+    row.status = "issued".into();
+    row.invoice_number = Some(number);
+    row.invoice_year = Some(year);
+    row.reference = Some(format.render(year, number));
+    row.issued_at = Some(now.timestamp_micros());
+    row.order_number = None;
+    row.order_year = None;
+    row.custom_placeholder_values_json = to_json(&placeholders)?;
+    row.exchange_rates_json = to_json(&rates)?;
+    row.issuer_snapshot_json = Some(to_json(&issuer_snapshot(&company))?);
+    row.recipient_snapshot_json = Some(to_json(&Entity::from(recipient))?);
+    store::invoices::update(conn, &row).await?;
+    Ok(row)
+}
+
+/// Every pair the invoice needs (to the company currency and to the template's display
+/// currencies): supplied ones as given, missing ones from the daily feed, else a 400.
+async fn freeze_rates(
+    state: &AppState,
+    company: &store::companies::CompanyRow,
+    row: &store::invoices::InvoiceRow,
+    template: Option<&EntityTemplate>,
+    now: chrono::DateTime<chrono::Utc>,
+) -> ApiResult<Vec<ExchangeRateEntry>> {
+    let mut rates: Vec<ExchangeRateEntry> =
+        serde_json::from_str(&row.exchange_rates_json).unwrap_or_default();
+    let from = row.currency_code.clone();
+    let mut targets: Vec<String> = company.currency_code.iter().cloned().collect();
+    if let Some(t) = template {
+        targets.extend(t.display_currencies.iter().cloned());
+    }
+    for to in targets {
+        if to == from || rates.iter().any(|r| r.from == from && r.to == to) {
+            continue;
+        }
+        match state.fx.quote(&from, &to, now.date_naive()).await {
+            Some(q) => rates.push(ExchangeRateEntry {
+                from: from.clone(),
+                to: to.clone(),
+                rate: q.rate,
+                date: Some(q.date.to_string()),
+                source: Some("ecb".into()),
+            }),
+            None => {
+                return Err(ApiError::bad_request(format!(
+                    "No exchange rate {from}->{to} could be obtained; supply it in the draft's \
+                     `exchange_rates`, e.g. {{\"from\":\"{from}\",\"to\":\"{to}\",\"rate\":\"1.2345\"}} \
+                     (PATCH /v1/invoices/{}), then issue again.",
+                    row.id
+                )));
+            }
+        }
+    }
+    Ok(rates)
+}
+
+/// The company data printed on an issued invoice, frozen.
+fn issuer_snapshot(c: &store::companies::CompanyRow) -> serde_json::Value {
+    serde_json::json!({
+        "id": c.id,
+        "name": c.name,
+        "fiscal_id": c.fiscal_id,
+        "vies_vat_id": c.vies_vat_id,
+        "type": c.company_type,
+        "email": c.email,
+        "phone": c.phone,
+        "address": c.address_json.as_deref().and_then(|a| serde_json::from_str::<serde_json::Value>(a).ok()),
+        "footer_invoice_typst": c.footer_invoice_typst,
+        "post_invoice_typst": c.post_invoice_typst,
+    })
+}
+
+/// Ids for a bulk action; ids that are not the caller's are ignored.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BulkIdsRequest {
+    pub ids: Vec<String>,
+}
+
+/// How many requested documents the action applied to.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct BulkActionResult {
+    #[schema(minimum = 0)]
+    pub affected: i64,
+}
+
+/// Deduplicated, bounded ids.
+pub fn bulk_ids(req: BulkIdsRequest) -> ApiResult<Vec<String>> {
+    if req.ids.len() > 500 {
+        return Err(ApiError::bad_request("`ids` takes at most 500 ids."));
+    }
+    let mut ids = req.ids;
+    ids.sort();
+    ids.dedup();
+    Ok(ids)
+}
+
+/// Issues every listed draft, in the order of their draft numbers; all or nothing.
+#[utoipa::path(post, path = "/v1/invoices/bulk/issue", tag = "invoices", request_body = BulkIdsRequest,
+    responses((status = 200, body = BulkActionResult), crate::openapi::WriteErrors))]
+pub async fn bulk_issue(
+    State(state): State<AppState>,
+    caller: Caller,
+    tx: Tx,
+    ApiJson(req): ApiJson<BulkIdsRequest>,
+) -> ApiResult<Json<BulkActionResult>> {
+    let mut conn = tx.conn().await?;
+    let mut drafts = Vec::new();
+    for id in bulk_ids(req)? {
+        if let Some(row) = store::invoices::get(&mut conn, &caller.company_id, &id).await?
+            && row.status == "draft"
+        {
+            drafts.push(row);
+        }
+    }
+    drafts.sort_by_key(|r| (r.order_year, r.order_number, r.id.clone()));
+    let mut affected = 0;
+    for row in drafts {
+        let id = row.id.clone();
+        issue_draft(&mut conn, &state, &caller, row)
+            .await
+            .map_err(|e| match e {
+                ApiError::BadRequest(m) => {
+                    ApiError::BadRequest(format!("Invoice {id}: {m} Nothing was issued."))
+                }
+                other => other,
+            })?;
+        affected += 1;
+    }
+    Ok(Json(BulkActionResult { affected }))
+}
+
+/// Deletes every listed draft; issued invoices and other companies' ids are ignored.
+#[utoipa::path(post, path = "/v1/invoices/bulk/delete", tag = "invoices", request_body = BulkIdsRequest,
+    responses((status = 200, body = BulkActionResult), crate::openapi::WriteErrors))]
+pub async fn bulk_delete(
+    caller: Caller,
+    tx: Tx,
+    ApiJson(req): ApiJson<BulkIdsRequest>,
+) -> ApiResult<Json<BulkActionResult>> {
+    let mut conn = tx.conn().await?;
+    let mut affected = 0;
+    for id in bulk_ids(req)? {
+        if store::invoices::delete_draft(&mut conn, &caller.company_id, &id).await? {
+            affected += 1;
+        }
+    }
+    Ok(Json(BulkActionResult { affected }))
+}

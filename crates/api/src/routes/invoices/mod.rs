@@ -1,0 +1,433 @@
+//! Invoices (`/v1/invoices`): drafts, issue, corrective invoices, bulk actions.
+
+pub mod build;
+pub mod corrections;
+pub mod issue;
+pub mod model;
+
+use axum::{
+    Json,
+    extract::{Path, Query},
+    http::StatusCode,
+};
+use serde::Deserialize;
+
+use self::{
+    build::DocumentInput,
+    model::{
+        ExchangeRateEntry, Invoice, InvoiceLine, InvoiceLineRequest, InvoiceVerifactu, SupplyType,
+    },
+};
+use crate::{
+    auth::{Caller, DbConn, Source},
+    error::{ApiError, ApiResult},
+    gate::Tx,
+    json::ApiJson,
+    pagination::{ListParams, Page},
+    routes::entities::PlaceholderValue,
+    views::ts,
+};
+
+/// Creating a draft invoice.
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateInvoiceRequest {
+    pub recipient_id: String,
+    pub lines: Vec<InvoiceLineRequest>,
+    /// Company bank accounts to show as payment instructions (snapshotted; unknown ids ignored).
+    #[serde(default)]
+    pub bank_account_ids: Vec<String>,
+    /// Defaults to the recipient's currency.
+    #[serde(default)]
+    pub currency_code: Option<String>,
+    #[serde(default)]
+    pub custom_placeholder_values: Vec<PlaceholderValue>,
+    #[serde(default)]
+    pub exchange_rates: Vec<ExchangeRateEntry>,
+    /// Defaults to `services`.
+    #[serde(default)]
+    pub supply_type: Option<SupplyType>,
+}
+
+/// Changing a draft: any subset of the create fields (lines replace all lines).
+#[derive(Debug, Clone, Default, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateInvoiceRequest {
+    pub recipient_id: Option<String>,
+    pub lines: Option<Vec<InvoiceLineRequest>>,
+    pub bank_account_ids: Option<Vec<String>>,
+    pub currency_code: Option<String>,
+    pub custom_placeholder_values: Option<Vec<PlaceholderValue>>,
+    pub exchange_rates: Option<Vec<ExchangeRateEntry>>,
+    pub supply_type: Option<SupplyType>,
+}
+
+/// Filters of the invoice list.
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct InvoiceFilter {
+    /// `draft` or `issued`.
+    pub status: Option<String>,
+    pub recipient_id: Option<String>,
+    /// `invoice` or `corrective`.
+    pub series: Option<String>,
+    /// Issued at or after this instant (RFC 3339).
+    pub issued_from: Option<chrono::DateTime<chrono::Utc>>,
+    /// Issued before this instant (RFC 3339).
+    pub issued_to: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+/// Lists invoices, newest first.
+#[utoipa::path(get, path = "/v1/invoices", tag = "invoices", params(InvoiceFilter, ListParams),
+    responses((status = 200, body = Page<Invoice>), crate::openapi::ReadErrors))]
+pub async fn list_invoices(
+    caller: Caller,
+    mut db: DbConn,
+    Query(f): Query<InvoiceFilter>,
+    Query(params): Query<ListParams>,
+) -> ApiResult<Json<Page<Invoice>>> {
+    if let Some(s) = f.status.as_deref()
+        && !["draft", "issued"].contains(&s)
+    {
+        return Err(ApiError::bad_request(format!(
+            "`status` must be draft or issued, got `{s}`."
+        )));
+    }
+    if let Some(s) = f.series.as_deref()
+        && !["invoice", "corrective"].contains(&s)
+    {
+        return Err(ApiError::bad_request(format!(
+            "`series` must be invoice or corrective, got `{s}`."
+        )));
+    }
+    let limit = params.limit()?;
+    let filter = store::invoices::Filter {
+        status: f.status.as_deref(),
+        recipient_id: f.recipient_id.as_deref(),
+        series: f.series.as_deref(),
+        corrected_invoice_id: None,
+        issued_from: f.issued_from.map(|t| t.timestamp_micros()),
+        issued_to: f.issued_to.map(|t| t.timestamp_micros()),
+    };
+    let rows = store::invoices::list(
+        &mut db,
+        &caller.company_id,
+        &filter,
+        params.after()?.as_deref(),
+        limit + 1,
+    )
+    .await?;
+    let lang = language(&mut db, &caller.company_id).await?;
+    Ok(Json(Page::from_rows(
+        rows,
+        limit,
+        |r| &r.id,
+        |r| view(r, &lang),
+    )))
+}
+
+/// Creates a draft invoice; taxes are computed unless explicit tax lines are sent.
+#[utoipa::path(post, path = "/v1/invoices", tag = "invoices", request_body = CreateInvoiceRequest,
+    responses((status = 201, body = Invoice), crate::openapi::WriteErrors))]
+pub async fn create_invoice(
+    state: axum::extract::State<crate::AppState>,
+    caller: Caller,
+    tx: Tx,
+    ApiJson(req): ApiJson<CreateInvoiceRequest>,
+) -> ApiResult<(StatusCode, Json<Invoice>)> {
+    let mut conn = tx.conn().await?;
+    let origin = match caller.source {
+        Source::Mcp => "mcp",
+        Source::Api => "api",
+    };
+    let row = new_draft(
+        &mut conn,
+        &state,
+        &caller.company_id,
+        req,
+        origin,
+        "invoice",
+    )
+    .await?;
+    store::invoices::insert(&mut conn, &row).await?;
+    let lang = language(&mut conn, &caller.company_id).await?;
+    Ok((StatusCode::CREATED, Json(view(row, &lang))))
+}
+
+/// One invoice with its lines.
+#[utoipa::path(get, path = "/v1/invoices/{id}", tag = "invoices",
+    params(("id" = String, Path, description = "Invoice id")),
+    responses((status = 200, body = Invoice), crate::openapi::ReadErrors))]
+pub async fn get_invoice(
+    caller: Caller,
+    mut db: DbConn,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Invoice>> {
+    let row = load(&mut db, &caller.company_id, &id).await?;
+    let lang = language(&mut db, &caller.company_id).await?;
+    Ok(Json(view(row, &lang)))
+}
+
+/// Changes a draft; issued invoices are immutable (409).
+#[utoipa::path(patch, path = "/v1/invoices/{id}", tag = "invoices", request_body = UpdateInvoiceRequest,
+    params(("id" = String, Path, description = "Invoice id")),
+    responses((status = 200, body = Invoice),
+        (status = 409, description = "The invoice is issued", body = String, content_type = "text/plain"),
+        crate::openapi::WriteErrors))]
+pub async fn update_invoice(
+    caller: Caller,
+    tx: Tx,
+    Path(id): Path<String>,
+    ApiJson(req): ApiJson<UpdateInvoiceRequest>,
+) -> ApiResult<Json<Invoice>> {
+    let mut conn = tx.conn().await?;
+    let mut row = load(&mut conn, &caller.company_id, &id).await?;
+    ensure_draft(&row)?;
+    let company = company(&mut conn, &caller.company_id).await?;
+    let current = view(row.clone(), "en");
+    let input = DocumentInput {
+        recipient_id: req.recipient_id.unwrap_or(current.recipient_id),
+        lines: match req.lines {
+            Some(lines) => lines,
+            None => current.lines.iter().map(line_request).collect(),
+        },
+        currency_code: Some(req.currency_code.unwrap_or(current.currency_code)),
+        custom_placeholder_values: req
+            .custom_placeholder_values
+            .unwrap_or(current.custom_placeholder_values),
+        exchange_rates: req.exchange_rates.unwrap_or(current.exchange_rates),
+        supply_type: Some(req.supply_type.unwrap_or(current.supply_type)),
+    };
+    let built = build::build(&mut conn, &company, input).await?;
+    apply_built(&mut row, built)?;
+    store::invoices::update(&mut conn, &row).await?;
+    let lang = language(&mut conn, &caller.company_id).await?;
+    Ok(Json(view(
+        load(&mut conn, &caller.company_id, &id).await?,
+        &lang,
+    )))
+}
+
+/// Deletes a draft; issued invoices cannot be deleted (409).
+#[utoipa::path(delete, path = "/v1/invoices/{id}", tag = "invoices",
+    params(("id" = String, Path, description = "Invoice id")),
+    responses((status = 204, description = "Deleted"),
+        (status = 409, description = "The invoice is issued", body = String, content_type = "text/plain"),
+        crate::openapi::WriteErrors))]
+pub async fn delete_invoice(
+    caller: Caller,
+    tx: Tx,
+    Path(id): Path<String>,
+) -> ApiResult<StatusCode> {
+    let mut conn = tx.conn().await?;
+    let row = load(&mut conn, &caller.company_id, &id).await?;
+    ensure_draft(&row)?;
+    store::invoices::delete_draft(&mut conn, &caller.company_id, &id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// Builds a new draft row (not yet stored) from a create request.
+pub(crate) async fn new_draft(
+    conn: &mut sqlx::AnyConnection,
+    state: &crate::AppState,
+    company_id: &str,
+    req: CreateInvoiceRequest,
+    origin: &str,
+    series: &str,
+) -> ApiResult<store::invoices::InvoiceRow> {
+    let company = company(conn, company_id).await?;
+    let built = build::build(
+        conn,
+        &company,
+        DocumentInput {
+            recipient_id: req.recipient_id,
+            lines: req.lines,
+            currency_code: req.currency_code,
+            custom_placeholder_values: req.custom_placeholder_values,
+            exchange_rates: req.exchange_rates,
+            supply_type: req.supply_type,
+        },
+    )
+    .await?;
+    let now = state.now();
+    let year = i64::from(chrono::Datelike::year(&now));
+    let order_number = store::counters::next(conn, company_id, "draft", year, 1).await?;
+    let mut row = store::invoices::InvoiceRow {
+        id: store::new_id(),
+        company_id: company_id.to_owned(),
+        recipient_id: String::new(),
+        series: series.to_owned(),
+        status: "draft".into(),
+        origin: origin.to_owned(),
+        supply_type: String::new(),
+        currency_code: String::new(),
+        treatment: None,
+        invoice_number: None,
+        invoice_year: None,
+        reference: None,
+        issued_at: None,
+        order_number: Some(order_number),
+        order_year: Some(year),
+        net_total: 0,
+        tax_total: 0,
+        withholding_total: 0,
+        total: 0,
+        line_count: 0,
+        lines_json: String::new(),
+        custom_placeholder_values_json: String::new(),
+        exchange_rates_json: String::new(),
+        bank_accounts_json: "[]".into(),
+        issuer_snapshot_json: None,
+        recipient_snapshot_json: None,
+        corrected_invoice_id: None,
+        correction_reason: None,
+        proforma_id: None,
+        created_at: now.timestamp_micros(),
+        updated_at: None,
+    };
+    apply_built(&mut row, built)?;
+    Ok(row)
+}
+
+/// Copies a priced document into a row.
+pub(crate) fn apply_built(row: &mut store::invoices::InvoiceRow, b: build::Built) -> ApiResult<()> {
+    row.recipient_id = b.recipient.id;
+    row.supply_type = b.supply_type.as_str().into();
+    row.currency_code = b.currency_code;
+    row.treatment = b.treatment;
+    row.net_total = b.totals.net;
+    row.tax_total = b.totals.tax;
+    row.withholding_total = b.totals.withholding;
+    row.total = b.totals.total;
+    row.line_count = b.lines.len() as i64;
+    row.lines_json = to_json(&b.lines)?;
+    row.custom_placeholder_values_json = to_json(&b.placeholders)?;
+    row.exchange_rates_json = to_json(&b.rates)?;
+    Ok(())
+}
+
+/// Serialises a value stored as a JSON column.
+pub(crate) fn to_json<T: serde::Serialize>(v: &T) -> ApiResult<String> {
+    serde_json::to_string(v).map_err(|e| ApiError::Internal(e.into()))
+}
+
+/// The request line that reproduces a stored line.
+pub(crate) fn line_request(l: &InvoiceLine) -> InvoiceLineRequest {
+    InvoiceLineRequest {
+        concept: l.concept.clone(),
+        quantity: Some(l.quantity),
+        quantity_unit: l.quantity_unit.clone(),
+        unit_price: Some(l.unit_price),
+        unit_unit: l.unit_unit.clone(),
+        is_tax: l.is_tax,
+        tax_amount: if l.is_tax { l.tax_amount } else { None },
+        subtotal: Some(l.subtotal),
+    }
+}
+
+pub(crate) fn ensure_draft(row: &store::invoices::InvoiceRow) -> ApiResult<()> {
+    if row.status == "draft" {
+        Ok(())
+    } else {
+        Err(ApiError::Conflict(format!(
+            "Invoice {} is issued and cannot change; issue a corrective invoice instead \
+             (POST /v1/invoices/{}/corrections).",
+            row.reference.as_deref().unwrap_or(&row.id),
+            row.id
+        )))
+    }
+}
+
+pub(crate) async fn load(
+    conn: &mut sqlx::AnyConnection,
+    company_id: &str,
+    id: &str,
+) -> ApiResult<store::invoices::InvoiceRow> {
+    store::invoices::get(conn, company_id, id)
+        .await?
+        .ok_or_else(|| ApiError::not_found("invoice"))
+}
+
+pub(crate) async fn company(
+    conn: &mut sqlx::AnyConnection,
+    company_id: &str,
+) -> ApiResult<store::companies::CompanyRow> {
+    store::companies::get(conn, company_id)
+        .await?
+        .ok_or_else(|| ApiError::not_found("company"))
+}
+
+/// Language of legal mentions: Spanish for Spanish companies, else English.
+pub(crate) async fn language(
+    conn: &mut sqlx::AnyConnection,
+    company_id: &str,
+) -> ApiResult<String> {
+    let c = company(conn, company_id).await?;
+    Ok(
+        if c.company_type
+            .as_deref()
+            .is_some_and(|t| t.starts_with("ES:"))
+        {
+            "es".into()
+        } else {
+            "en".into()
+        },
+    )
+}
+
+/// The API view of a stored invoice.
+pub(crate) fn view(r: store::invoices::InvoiceRow, lang: &str) -> Invoice {
+    let lines: Vec<domain::invoice::Line> = serde_json::from_str(&r.lines_json).unwrap_or_default();
+    let spanish = r
+        .issuer_snapshot_json
+        .as_deref()
+        .and_then(|s| serde_json::from_str::<serde_json::Value>(s).ok())
+        .map(|v| v["type"].as_str().is_some_and(|t| t.starts_with("ES:")))
+        .unwrap_or(lang == "es");
+    Invoice {
+        lines: lines
+            .into_iter()
+            .map(|l| InvoiceLine::from_domain(l, lang))
+            .collect(),
+        custom_placeholder_values: serde_json::from_str(&r.custom_placeholder_values_json)
+            .unwrap_or_default(),
+        exchange_rates: serde_json::from_str(&r.exchange_rates_json).unwrap_or_default(),
+        bank_accounts: serde_json::from_str(&r.bank_accounts_json).unwrap_or_default(),
+        issuer: r
+            .issuer_snapshot_json
+            .as_deref()
+            .and_then(|s| serde_json::from_str(s).ok()),
+        recipient: r
+            .recipient_snapshot_json
+            .as_deref()
+            .and_then(|s| serde_json::from_str(s).ok()),
+        verifactu: r
+            .correction_reason
+            .clone()
+            .filter(|_| spanish && r.series == "corrective")
+            .map(|reason| InvoiceVerifactu { reason }),
+        id: r.id,
+        status: r.status,
+        series: r.series,
+        recipient_id: r.recipient_id,
+        origin: r.origin,
+        supply_type: SupplyType::parse(&r.supply_type),
+        currency_code: r.currency_code,
+        treatment: r.treatment,
+        line_count: r.line_count,
+        invoice_number: r.invoice_number,
+        invoice_year: r.invoice_year,
+        issued_at: r.issued_at.map(ts),
+        order_number: r.order_number,
+        order_year: r.order_year,
+        reference: r.reference,
+        net_total: r.net_total,
+        tax_total: r.tax_total,
+        withholding_total: r.withholding_total,
+        total: r.total,
+        corrected_invoice_id: r.corrected_invoice_id,
+        proforma_id: r.proforma_id,
+        created_at: ts(r.created_at),
+        updated_at: r.updated_at.map(ts),
+    }
+}

@@ -1,0 +1,341 @@
+//! Proformas (`/v1/proformas`): quotes with their own references, convertible to a draft invoice.
+
+use axum::{
+    Json,
+    extract::{Path, Query, State},
+    http::StatusCode,
+};
+use chrono::{DateTime, Datelike, Utc};
+use domain::reference::ReferenceFormat;
+use serde::{Deserialize, Serialize};
+
+use super::{
+    entities::PlaceholderValue,
+    invoices::{
+        self, CreateInvoiceRequest, UpdateInvoiceRequest,
+        build::{self, DocumentInput},
+        issue::{BulkActionResult, BulkIdsRequest, bulk_ids},
+        language,
+        model::{ExchangeRateEntry, Invoice, InvoiceLine, SupplyType},
+        to_json,
+    },
+};
+use crate::{
+    AppState,
+    auth::{Caller, DbConn},
+    error::{ApiError, ApiResult},
+    gate::Tx,
+    json::ApiJson,
+    pagination::{ListParams, Page},
+    views::ts,
+};
+
+/// A proforma.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct Proforma {
+    pub id: String,
+    pub reference: String,
+    pub number: i64,
+    pub year: i64,
+    pub recipient_id: String,
+    pub supply_type: SupplyType,
+    pub currency_code: String,
+    pub treatment: Option<String>,
+    pub lines: Vec<InvoiceLine>,
+    #[serde(rename = "lineCount")]
+    pub line_count: i64,
+    pub custom_placeholder_values: Vec<PlaceholderValue>,
+    pub exchange_rates: Vec<ExchangeRateEntry>,
+    pub net_total: i64,
+    pub tax_total: i64,
+    pub withholding_total: i64,
+    pub total: i64,
+    /// The draft invoice made from it, if any.
+    pub invoice_id: Option<String>,
+    #[serde(rename = "createdAt")]
+    pub created_at: DateTime<Utc>,
+    #[serde(rename = "updatedAt")]
+    pub updated_at: Option<DateTime<Utc>>,
+}
+
+fn view(r: store::proformas::ProformaRow, lang: &str) -> Proforma {
+    let lines: Vec<domain::invoice::Line> = serde_json::from_str(&r.lines_json).unwrap_or_default();
+    Proforma {
+        lines: lines
+            .into_iter()
+            .map(|l| InvoiceLine::from_domain(l, lang))
+            .collect(),
+        custom_placeholder_values: serde_json::from_str(&r.custom_placeholder_values_json)
+            .unwrap_or_default(),
+        exchange_rates: serde_json::from_str(&r.exchange_rates_json).unwrap_or_default(),
+        id: r.id,
+        reference: r.reference,
+        number: r.number,
+        year: r.year,
+        recipient_id: r.recipient_id,
+        supply_type: SupplyType::parse(&r.supply_type),
+        currency_code: r.currency_code,
+        treatment: r.treatment,
+        line_count: r.line_count,
+        net_total: r.net_total,
+        tax_total: r.tax_total,
+        withholding_total: r.withholding_total,
+        total: r.total,
+        invoice_id: r.invoice_id,
+        created_at: ts(r.created_at),
+        updated_at: r.updated_at.map(ts),
+    }
+}
+
+fn apply(row: &mut store::proformas::ProformaRow, b: build::Built) -> ApiResult<()> {
+    row.recipient_id = b.recipient.id;
+    row.supply_type = b.supply_type.as_str().into();
+    row.currency_code = b.currency_code;
+    row.treatment = b.treatment;
+    row.net_total = b.totals.net;
+    row.tax_total = b.totals.tax;
+    row.withholding_total = b.totals.withholding;
+    row.total = b.totals.total;
+    row.line_count = b.lines.len() as i64;
+    row.lines_json = to_json(&b.lines)?;
+    row.custom_placeholder_values_json = to_json(&b.placeholders)?;
+    row.exchange_rates_json = to_json(&b.rates)?;
+    Ok(())
+}
+
+async fn load(
+    conn: &mut sqlx::AnyConnection,
+    company_id: &str,
+    id: &str,
+) -> ApiResult<store::proformas::ProformaRow> {
+    store::proformas::get(conn, company_id, id)
+        .await?
+        .ok_or_else(|| ApiError::not_found("proforma"))
+}
+
+/// Filters of the proforma list.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ProformaFilter {
+    pub recipient_id: Option<String>,
+}
+
+/// Lists proformas, newest first.
+#[utoipa::path(get, path = "/v1/proformas", tag = "proformas", params(ProformaFilter, ListParams),
+    responses((status = 200, body = Page<Proforma>), crate::openapi::ReadErrors))]
+pub async fn list_proformas(
+    caller: Caller,
+    mut db: DbConn,
+    Query(f): Query<ProformaFilter>,
+    Query(params): Query<ListParams>,
+) -> ApiResult<Json<Page<Proforma>>> {
+    let limit = params.limit()?;
+    let rows = store::proformas::list(
+        &mut db,
+        &caller.company_id,
+        f.recipient_id.as_deref(),
+        params.after()?.as_deref(),
+        limit + 1,
+    )
+    .await?;
+    let lang = language(&mut db, &caller.company_id).await?;
+    Ok(Json(Page::from_rows(
+        rows,
+        limit,
+        |r| &r.id,
+        |r| view(r, &lang),
+    )))
+}
+
+/// Creates a proforma; its reference follows `proformaReferenceFormat`.
+#[utoipa::path(post, path = "/v1/proformas", tag = "proformas", request_body = CreateInvoiceRequest,
+    responses((status = 201, body = Proforma), crate::openapi::WriteErrors))]
+pub async fn create_proforma(
+    State(state): State<AppState>,
+    caller: Caller,
+    tx: Tx,
+    ApiJson(req): ApiJson<CreateInvoiceRequest>,
+) -> ApiResult<(StatusCode, Json<Proforma>)> {
+    let mut conn = tx.conn().await?;
+    let company = invoices::company(&mut conn, &caller.company_id).await?;
+    let built = build::build(
+        &mut conn,
+        &company,
+        DocumentInput {
+            recipient_id: req.recipient_id,
+            lines: req.lines,
+            currency_code: req.currency_code,
+            custom_placeholder_values: req.custom_placeholder_values,
+            exchange_rates: req.exchange_rates,
+            supply_type: req.supply_type,
+        },
+    )
+    .await?;
+    let format = ReferenceFormat::parse(&company.proforma_reference_format).map_err(|e| {
+        ApiError::bad_request(format!(
+            "The proforma reference format {e}; fix it with PATCH /v1/company."
+        ))
+    })?;
+    let now = state.now();
+    let year = i64::from(now.year());
+    let number = store::counters::next(&mut conn, &caller.company_id, "proforma", year, 1).await?;
+    let mut row = store::proformas::ProformaRow {
+        id: store::new_id(),
+        company_id: caller.company_id.clone(),
+        recipient_id: String::new(),
+        supply_type: String::new(),
+        currency_code: String::new(),
+        treatment: None,
+        number,
+        year,
+        reference: format.render(year, number),
+        net_total: 0,
+        tax_total: 0,
+        withholding_total: 0,
+        total: 0,
+        line_count: 0,
+        lines_json: String::new(),
+        custom_placeholder_values_json: String::new(),
+        exchange_rates_json: String::new(),
+        invoice_id: None,
+        created_at: now.timestamp_micros(),
+        updated_at: None,
+    };
+    apply(&mut row, built)?;
+    store::proformas::insert(&mut conn, &row).await?;
+    let lang = language(&mut conn, &caller.company_id).await?;
+    Ok((StatusCode::CREATED, Json(view(row, &lang))))
+}
+
+/// One proforma with its lines.
+#[utoipa::path(get, path = "/v1/proformas/{id}", tag = "proformas",
+    params(("id" = String, Path, description = "Proforma id")),
+    responses((status = 200, body = Proforma), crate::openapi::ReadErrors))]
+pub async fn get_proforma(
+    caller: Caller,
+    mut db: DbConn,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Proforma>> {
+    let row = load(&mut db, &caller.company_id, &id).await?;
+    let lang = language(&mut db, &caller.company_id).await?;
+    Ok(Json(view(row, &lang)))
+}
+
+/// Changes a proforma (its reference stays).
+#[utoipa::path(patch, path = "/v1/proformas/{id}", tag = "proformas", request_body = UpdateInvoiceRequest,
+    params(("id" = String, Path, description = "Proforma id")),
+    responses((status = 200, body = Proforma), crate::openapi::WriteErrors))]
+pub async fn update_proforma(
+    caller: Caller,
+    tx: Tx,
+    Path(id): Path<String>,
+    ApiJson(req): ApiJson<UpdateInvoiceRequest>,
+) -> ApiResult<Json<Proforma>> {
+    let mut conn = tx.conn().await?;
+    let mut row = load(&mut conn, &caller.company_id, &id).await?;
+    let company = invoices::company(&mut conn, &caller.company_id).await?;
+    let current = view(row.clone(), "en");
+    let input = DocumentInput {
+        recipient_id: req.recipient_id.unwrap_or(current.recipient_id),
+        lines: match req.lines {
+            Some(l) => l,
+            None => current.lines.iter().map(invoices::line_request).collect(),
+        },
+        currency_code: Some(req.currency_code.unwrap_or(current.currency_code)),
+        custom_placeholder_values: req
+            .custom_placeholder_values
+            .unwrap_or(current.custom_placeholder_values),
+        exchange_rates: req.exchange_rates.unwrap_or(current.exchange_rates),
+        supply_type: Some(req.supply_type.unwrap_or(current.supply_type)),
+    };
+    let built = build::build(&mut conn, &company, input).await?;
+    apply(&mut row, built)?;
+    store::proformas::update(&mut conn, &row).await?;
+    let lang = language(&mut conn, &caller.company_id).await?;
+    Ok(Json(view(
+        load(&mut conn, &caller.company_id, &id).await?,
+        &lang,
+    )))
+}
+
+/// Deletes a proforma.
+#[utoipa::path(delete, path = "/v1/proformas/{id}", tag = "proformas",
+    params(("id" = String, Path, description = "Proforma id")),
+    responses((status = 204, description = "Deleted"), crate::openapi::WriteErrors))]
+pub async fn delete_proforma(
+    caller: Caller,
+    tx: Tx,
+    Path(id): Path<String>,
+) -> ApiResult<StatusCode> {
+    let mut conn = tx.conn().await?;
+    if store::proformas::delete(&mut conn, &caller.company_id, &id).await? {
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(ApiError::not_found("proforma"))
+    }
+}
+
+/// Makes a draft invoice from a proforma and links both (once).
+#[utoipa::path(post, path = "/v1/proformas/{id}/invoice", tag = "proformas",
+    params(("id" = String, Path, description = "Proforma id")),
+    responses((status = 201, body = Invoice),
+        (status = 409, description = "Already invoiced", body = String, content_type = "text/plain"),
+        crate::openapi::WriteErrors))]
+pub async fn invoice_proforma(
+    State(state): State<AppState>,
+    caller: Caller,
+    tx: Tx,
+    Path(id): Path<String>,
+) -> ApiResult<(StatusCode, Json<Invoice>)> {
+    let mut conn = tx.conn().await?;
+    let mut proforma = load(&mut conn, &caller.company_id, &id).await?;
+    if let Some(invoice_id) = &proforma.invoice_id {
+        return Err(ApiError::Conflict(format!(
+            "Proforma {} was already turned into invoice {invoice_id}.",
+            proforma.reference
+        )));
+    }
+    let current = view(proforma.clone(), "en");
+    let req = CreateInvoiceRequest {
+        recipient_id: current.recipient_id,
+        lines: current.lines.iter().map(invoices::line_request).collect(),
+        bank_account_ids: Vec::new(),
+        currency_code: Some(current.currency_code),
+        custom_placeholder_values: current.custom_placeholder_values,
+        exchange_rates: current.exchange_rates,
+        supply_type: Some(current.supply_type),
+    };
+    let mut invoice = invoices::new_draft(
+        &mut conn,
+        &state,
+        &caller.company_id,
+        req,
+        "proforma",
+        "invoice",
+    )
+    .await?;
+    invoice.proforma_id = Some(proforma.id.clone());
+    store::invoices::insert(&mut conn, &invoice).await?;
+    proforma.invoice_id = Some(invoice.id.clone());
+    store::proformas::update(&mut conn, &proforma).await?;
+    let lang = language(&mut conn, &caller.company_id).await?;
+    Ok((StatusCode::CREATED, Json(invoices::view(invoice, &lang))))
+}
+
+/// Deletes every listed proforma; other companies' ids are ignored.
+#[utoipa::path(post, path = "/v1/proformas/bulk/delete", tag = "proformas", request_body = BulkIdsRequest,
+    responses((status = 200, body = BulkActionResult), crate::openapi::WriteErrors))]
+pub async fn bulk_delete_proformas(
+    caller: Caller,
+    tx: Tx,
+    ApiJson(req): ApiJson<BulkIdsRequest>,
+) -> ApiResult<Json<BulkActionResult>> {
+    let mut conn = tx.conn().await?;
+    let mut affected = 0;
+    for id in bulk_ids(req)? {
+        if store::proformas::delete(&mut conn, &caller.company_id, &id).await? {
+            affected += 1;
+        }
+    }
+    Ok(Json(BulkActionResult { affected }))
+}

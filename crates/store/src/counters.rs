@@ -1,0 +1,37 @@
+//! Gapless document numbers per (company, series, year).
+
+use sqlx::AnyConnection;
+
+/// Takes the next number of a series in a year, starting at `first` for a new year.
+///
+/// Must run inside the transaction that uses the number: if that transaction
+/// rolls back, so does the counter, so numbers have no gaps. The `UPDATE`
+/// holds the counter row's lock until commit, so concurrent issuers (even in
+/// other processes) queue and never share a number.
+pub async fn next(
+    conn: &mut AnyConnection,
+    company_id: &str,
+    series: &str,
+    year: i64,
+    first: i64,
+) -> sqlx::Result<i64> {
+    sqlx::query(
+        "INSERT INTO document_counters (company_id, series, year, next_number) VALUES ($1, $2, $3, $4) \
+         ON CONFLICT (company_id, series, year) DO NOTHING",
+    )
+    .bind(company_id)
+    .bind(series)
+    .bind(year)
+    .bind(first)
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query_scalar(
+        "UPDATE document_counters SET next_number = next_number + 1 \
+         WHERE company_id = $1 AND series = $2 AND year = $3 RETURNING next_number - 1",
+    )
+    .bind(company_id)
+    .bind(series)
+    .bind(year)
+    .fetch_one(conn)
+    .await
+}

@@ -1,0 +1,146 @@
+//! Entities: the customers and suppliers of a company.
+
+use sqlx::AnyConnection;
+
+/// An entity as stored.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct EntityRow {
+    pub id: String,
+    pub company_id: String,
+    pub name: String,
+    /// Canonical `CC:LegalForm`.
+    pub entity_type: String,
+    pub country: String,
+    pub fiscal_id: Option<String>,
+    pub vies_vat_id: Option<String>,
+    pub currency_code: String,
+    pub email: Option<String>,
+    pub language: Option<String>,
+    pub address_json: String,
+    pub template_json: Option<String>,
+    pub verifactu_json: Option<String>,
+    pub created_at: i64,
+    pub updated_at: Option<i64>,
+}
+
+const COLUMNS: &str = "id, company_id, name, entity_type, country, fiscal_id, vies_vat_id, \
+    currency_code, email, language, address_json, template_json, verifactu_json, created_at, updated_at";
+
+/// Stores a new entity.
+pub async fn insert(conn: &mut AnyConnection, e: &EntityRow) -> sqlx::Result<()> {
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "INSERT INTO entities ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"
+    )))
+    .bind(&e.id)
+    .bind(&e.company_id)
+    .bind(&e.name)
+    .bind(&e.entity_type)
+    .bind(&e.country)
+    .bind(&e.fiscal_id)
+    .bind(&e.vies_vat_id)
+    .bind(&e.currency_code)
+    .bind(&e.email)
+    .bind(&e.language)
+    .bind(&e.address_json)
+    .bind(&e.template_json)
+    .bind(&e.verifactu_json)
+    .bind(e.created_at)
+    .bind(e.updated_at)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Writes every editable column back.
+pub async fn update(conn: &mut AnyConnection, e: &EntityRow) -> sqlx::Result<()> {
+    sqlx::query(
+        "UPDATE entities SET name = $3, entity_type = $4, country = $5, fiscal_id = $6, vies_vat_id = $7, \
+         currency_code = $8, email = $9, language = $10, address_json = $11, template_json = $12, \
+         verifactu_json = $13, updated_at = $14 WHERE company_id = $1 AND id = $2",
+    )
+    .bind(&e.company_id)
+    .bind(&e.id)
+    .bind(&e.name)
+    .bind(&e.entity_type)
+    .bind(&e.country)
+    .bind(&e.fiscal_id)
+    .bind(&e.vies_vat_id)
+    .bind(&e.currency_code)
+    .bind(&e.email)
+    .bind(&e.language)
+    .bind(&e.address_json)
+    .bind(&e.template_json)
+    .bind(&e.verifactu_json)
+    .bind(crate::now_micros())
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// One entity of the company.
+pub async fn get(
+    conn: &mut AnyConnection,
+    company_id: &str,
+    id: &str,
+) -> sqlx::Result<Option<EntityRow>> {
+    sqlx::query_as::<_, EntityRow>(sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM entities WHERE company_id = $1 AND id = $2"
+    )))
+    .bind(company_id)
+    .bind(id)
+    .fetch_optional(conn)
+    .await
+}
+
+/// Entities of the company, newest first, after the keyset cursor.
+pub async fn list(
+    conn: &mut AnyConnection,
+    company_id: &str,
+    before_id: Option<&str>,
+    limit: i64,
+) -> sqlx::Result<Vec<EntityRow>> {
+    sqlx::query_as::<_, EntityRow>(sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM entities WHERE company_id = $1 AND ($2 IS NULL OR id < $2) \
+         ORDER BY id DESC LIMIT $3"
+    )))
+    .bind(company_id)
+    .bind(before_id)
+    .bind(limit)
+    .fetch_all(conn)
+    .await
+}
+
+/// How many draft and issued invoices (and proformas) name the entity.
+pub async fn usage(
+    conn: &mut AnyConnection,
+    company_id: &str,
+    id: &str,
+) -> sqlx::Result<(i64, i64, i64)> {
+    let (drafts, issued): (i64, i64) = sqlx::query_as(
+        "SELECT COALESCE(SUM(CASE WHEN status = 'draft' THEN 1 ELSE 0 END), 0), \
+         COALESCE(SUM(CASE WHEN status = 'issued' THEN 1 ELSE 0 END), 0) \
+         FROM invoices WHERE company_id = $1 AND recipient_id = $2",
+    )
+    .bind(company_id)
+    .bind(id)
+    .fetch_one(&mut *conn)
+    .await?;
+    let proformas: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM proformas WHERE company_id = $1 AND recipient_id = $2",
+    )
+    .bind(company_id)
+    .bind(id)
+    .fetch_one(conn)
+    .await?;
+    Ok((drafts, issued, proformas))
+}
+
+/// Deletes an entity of the company; false when there is none.
+pub async fn delete(conn: &mut AnyConnection, company_id: &str, id: &str) -> sqlx::Result<bool> {
+    let done = sqlx::query("DELETE FROM entities WHERE company_id = $1 AND id = $2")
+        .bind(company_id)
+        .bind(id)
+        .execute(conn)
+        .await?;
+    Ok(done.rows_affected() == 1)
+}

@@ -1,0 +1,211 @@
+//! Invoices (ordinary and corrective), drafts and issued.
+
+use sqlx::AnyConnection;
+
+/// An invoice as stored; lines, rates and snapshots are JSON documents.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct InvoiceRow {
+    pub id: String,
+    pub company_id: String,
+    pub recipient_id: String,
+    /// `invoice` or `corrective`.
+    pub series: String,
+    /// `draft` or `issued`.
+    pub status: String,
+    pub origin: String,
+    pub supply_type: String,
+    pub currency_code: String,
+    pub treatment: Option<String>,
+    pub invoice_number: Option<i64>,
+    pub invoice_year: Option<i64>,
+    pub reference: Option<String>,
+    pub issued_at: Option<i64>,
+    pub order_number: Option<i64>,
+    pub order_year: Option<i64>,
+    pub net_total: i64,
+    pub tax_total: i64,
+    pub withholding_total: i64,
+    pub total: i64,
+    pub line_count: i64,
+    pub lines_json: String,
+    pub custom_placeholder_values_json: String,
+    pub exchange_rates_json: String,
+    pub bank_accounts_json: String,
+    pub issuer_snapshot_json: Option<String>,
+    pub recipient_snapshot_json: Option<String>,
+    pub corrected_invoice_id: Option<String>,
+    pub correction_reason: Option<String>,
+    pub proforma_id: Option<String>,
+    pub created_at: i64,
+    pub updated_at: Option<i64>,
+}
+
+const COLUMNS: &str = "id, company_id, recipient_id, series, status, origin, supply_type, currency_code, \
+    treatment, invoice_number, invoice_year, reference, issued_at, order_number, order_year, net_total, \
+    tax_total, withholding_total, total, line_count, lines_json, custom_placeholder_values_json, \
+    exchange_rates_json, bank_accounts_json, issuer_snapshot_json, recipient_snapshot_json, \
+    corrected_invoice_id, correction_reason, proforma_id, created_at, updated_at";
+
+/// Stores a new invoice.
+pub async fn insert(conn: &mut AnyConnection, r: &InvoiceRow) -> sqlx::Result<()> {
+    let params: Vec<String> = (1..=31).map(|i| format!("${i}")).collect();
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "INSERT INTO invoices ({COLUMNS}) VALUES ({})",
+        params.join(", ")
+    )))
+    .bind(&r.id)
+    .bind(&r.company_id)
+    .bind(&r.recipient_id)
+    .bind(&r.series)
+    .bind(&r.status)
+    .bind(&r.origin)
+    .bind(&r.supply_type)
+    .bind(&r.currency_code)
+    .bind(&r.treatment)
+    .bind(r.invoice_number)
+    .bind(r.invoice_year)
+    .bind(&r.reference)
+    .bind(r.issued_at)
+    .bind(r.order_number)
+    .bind(r.order_year)
+    .bind(r.net_total)
+    .bind(r.tax_total)
+    .bind(r.withholding_total)
+    .bind(r.total)
+    .bind(r.line_count)
+    .bind(&r.lines_json)
+    .bind(&r.custom_placeholder_values_json)
+    .bind(&r.exchange_rates_json)
+    .bind(&r.bank_accounts_json)
+    .bind(&r.issuer_snapshot_json)
+    .bind(&r.recipient_snapshot_json)
+    .bind(&r.corrected_invoice_id)
+    .bind(&r.correction_reason)
+    .bind(&r.proforma_id)
+    .bind(r.created_at)
+    .bind(r.updated_at)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Writes every mutable column back (drafts while edited, and the issue itself).
+pub async fn update(conn: &mut AnyConnection, r: &InvoiceRow) -> sqlx::Result<()> {
+    sqlx::query(
+        "UPDATE invoices SET recipient_id = $3, status = $4, supply_type = $5, currency_code = $6, \
+         treatment = $7, invoice_number = $8, invoice_year = $9, reference = $10, issued_at = $11, \
+         order_number = $12, order_year = $13, net_total = $14, tax_total = $15, withholding_total = $16, \
+         total = $17, line_count = $18, lines_json = $19, custom_placeholder_values_json = $20, \
+         exchange_rates_json = $21, bank_accounts_json = $22, issuer_snapshot_json = $23, \
+         recipient_snapshot_json = $24, correction_reason = $25, updated_at = $26 \
+         WHERE company_id = $1 AND id = $2",
+    )
+    .bind(&r.company_id)
+    .bind(&r.id)
+    .bind(&r.recipient_id)
+    .bind(&r.status)
+    .bind(&r.supply_type)
+    .bind(&r.currency_code)
+    .bind(&r.treatment)
+    .bind(r.invoice_number)
+    .bind(r.invoice_year)
+    .bind(&r.reference)
+    .bind(r.issued_at)
+    .bind(r.order_number)
+    .bind(r.order_year)
+    .bind(r.net_total)
+    .bind(r.tax_total)
+    .bind(r.withholding_total)
+    .bind(r.total)
+    .bind(r.line_count)
+    .bind(&r.lines_json)
+    .bind(&r.custom_placeholder_values_json)
+    .bind(&r.exchange_rates_json)
+    .bind(&r.bank_accounts_json)
+    .bind(&r.issuer_snapshot_json)
+    .bind(&r.recipient_snapshot_json)
+    .bind(&r.correction_reason)
+    .bind(crate::now_micros())
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// One invoice of the company.
+pub async fn get(
+    conn: &mut AnyConnection,
+    company_id: &str,
+    id: &str,
+) -> sqlx::Result<Option<InvoiceRow>> {
+    sqlx::query_as::<_, InvoiceRow>(sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM invoices WHERE company_id = $1 AND id = $2"
+    )))
+    .bind(company_id)
+    .bind(id)
+    .fetch_optional(conn)
+    .await
+}
+
+/// Filters of the invoice list; `None` means any.
+#[derive(Debug, Clone, Default)]
+pub struct Filter<'a> {
+    pub status: Option<&'a str>,
+    pub recipient_id: Option<&'a str>,
+    pub series: Option<&'a str>,
+    pub corrected_invoice_id: Option<&'a str>,
+    /// Issued at or after (microseconds).
+    pub issued_from: Option<i64>,
+    /// Issued before (microseconds).
+    pub issued_to: Option<i64>,
+}
+
+/// Invoices of the company, newest first, after the keyset cursor.
+pub async fn list(
+    conn: &mut AnyConnection,
+    company_id: &str,
+    f: &Filter<'_>,
+    before_id: Option<&str>,
+    limit: i64,
+) -> sqlx::Result<Vec<InvoiceRow>> {
+    sqlx::query_as::<_, InvoiceRow>(sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM invoices WHERE company_id = $1 \
+         AND ($2 IS NULL OR status = $2) AND ($3 IS NULL OR recipient_id = $3) \
+         AND ($4 IS NULL OR series = $4) AND ($5 IS NULL OR corrected_invoice_id = $5) \
+         AND ($6 IS NULL OR issued_at >= $6) AND ($7 IS NULL OR issued_at < $7) \
+         AND ($8 IS NULL OR id < $8) ORDER BY id DESC LIMIT $9"
+    )))
+    .bind(company_id)
+    .bind(f.status)
+    .bind(f.recipient_id)
+    .bind(f.series)
+    .bind(f.corrected_invoice_id)
+    .bind(f.issued_from)
+    .bind(f.issued_to)
+    .bind(before_id)
+    .bind(limit)
+    .fetch_all(conn)
+    .await
+}
+
+/// Deletes a draft of the company; false when there is no such draft.
+pub async fn delete_draft(
+    conn: &mut AnyConnection,
+    company_id: &str,
+    id: &str,
+) -> sqlx::Result<bool> {
+    sqlx::query(
+        "UPDATE proformas SET invoice_id = NULL WHERE company_id = $1 AND invoice_id = $2 \
+         AND EXISTS (SELECT 1 FROM invoices WHERE id = $2 AND status = 'draft')",
+    )
+    .bind(company_id)
+    .bind(id)
+    .execute(&mut *conn)
+    .await?;
+    let done =
+        sqlx::query("DELETE FROM invoices WHERE company_id = $1 AND id = $2 AND status = 'draft'")
+            .bind(company_id)
+            .bind(id)
+            .execute(conn)
+            .await?;
+    Ok(done.rows_affected() == 1)
+}
