@@ -9,6 +9,7 @@ mod auth;
 mod company;
 mod docs;
 mod entities;
+mod fx;
 mod invoices;
 mod session;
 mod tokens;

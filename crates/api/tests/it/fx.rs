@@ -1,0 +1,103 @@
+//! Exchange rates fetched at issue from a daily feed (a local stand-in for the ECB), cached per day.
+
+use std::sync::{
+    Arc,
+    atomic::{AtomicUsize, Ordering},
+};
+
+use serde_json::json;
+
+use crate::support::*;
+
+const FEED: &str = "<?xml version='1.0' encoding='UTF-8'?><gesmes:Envelope><Cube>\
+    <Cube time='2026-11-20'><Cube currency='USD' rate='1.0500'/><Cube currency='GBP' rate='0.8400'/></Cube>\
+    </Cube></gesmes:Envelope>";
+
+/// Serves FEED on a free loopback port and counts the requests.
+async fn feed() -> (String, Arc<AtomicUsize>) {
+    let hits = Arc::new(AtomicUsize::new(0));
+    let counter = hits.clone();
+    let app = axum::Router::new().route(
+        "/eurofxref-daily.xml",
+        axum::routing::get(move || {
+            counter.fetch_add(1, Ordering::SeqCst);
+            async { FEED }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (format!("http://{addr}/eurofxref-daily.xml"), hits)
+}
+
+async fn fetched_at_issue(engine: Engine) {
+    let (url, hits) = feed().await;
+    let app = TestApp::with_fx(engine, url).await;
+    app.settle(&app.a).await;
+    let customer = app
+        .entity(
+            &app.a,
+            json!({"name": "US Client", "type": "US:Inc", "address": {"country": "US"},
+            "currency_code": "USD", "template": {"display_currencies": ["GBP"]}}),
+        )
+        .await;
+    app.set_time("2026-11-21T10:00:00Z");
+    for _ in 0..2 {
+        let d = app
+            .draft(
+                &app.a,
+                json!({"recipient_id": customer, "lines": one_line(10000)}),
+            )
+            .await;
+        assert_eq!(
+            d["currency_code"], "USD",
+            "defaults to the recipient's currency"
+        );
+        let issued = app.issue(&app.a, d["id"].as_str().unwrap()).await;
+        let rates = issued["exchange_rates"].as_array().unwrap();
+        let eur = rates
+            .iter()
+            .find(|r| r["to"] == "EUR")
+            .expect("USD->EUR frozen");
+        assert_eq!(eur["rate"], "0.952381"); // 1 / 1.05, six decimals
+        assert_eq!(eur["source"], "ecb");
+        assert_eq!(eur["date"], "2026-11-20");
+        let gbp = rates
+            .iter()
+            .find(|r| r["to"] == "GBP")
+            .expect("the template's display currency");
+        assert_eq!(gbp["rate"], "0.8"); // 0.84 / 1.05
+    }
+    assert_eq!(
+        hits.load(Ordering::SeqCst),
+        1,
+        "the feed is read once per day"
+    );
+    // A currency the feed does not list: the issue fails naming the pair.
+    let d = app
+        .draft(
+            &app.a,
+            json!({"recipient_id": customer, "currency_code": "JPY", "lines": one_line(100)}),
+        )
+        .await;
+    let resp = app
+        .call(
+            "POST",
+            &format!("/v1/invoices/{}/issue", d["id"].as_str().unwrap()),
+            As::Human(&app.a),
+            None,
+        )
+        .await
+        .expect(400);
+    assert!(resp.text().contains("JPY->EUR"), "{}", resp.text());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rates_fetched_at_issue_sqlite() {
+    fetched_at_issue(Engine::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rates_fetched_at_issue_postgres() {
+    fetched_at_issue(Engine::Postgres).await;
+}

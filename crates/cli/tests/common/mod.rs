@@ -1,0 +1,197 @@
+//! Helpers shared by the black-box tests: a database per test and a running server.
+#![allow(dead_code)]
+
+use std::{
+    io::{BufRead, BufReader, Read},
+    process::{Child, Command, Stdio},
+    time::Duration,
+};
+
+use serde_json::Value;
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_invoicing");
+
+/// A database for one test: a temp SQLite file or a fresh PostgreSQL database.
+pub struct TestDb {
+    pub url: String,
+    pub dir: tempfile::TempDir,
+    pg_name: Option<String>,
+}
+
+pub fn pg_admin() -> String {
+    std::env::var("INVOICING_TEST_POSTGRES_URL")
+        .expect("PostgreSQL tests need INVOICING_TEST_POSTGRES_URL (scripts/test sets it)")
+}
+
+pub fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+        .block_on(f)
+}
+
+impl TestDb {
+    pub fn sqlite() -> Self {
+        let dir = tempfile::tempdir().expect("tmp");
+        let url = format!(
+            "sqlite://{}",
+            dir.path().join("data/invoicing.db").display()
+        );
+        Self {
+            url,
+            dir,
+            pg_name: None,
+        }
+    }
+
+    pub fn postgres() -> Self {
+        use sqlx::{Connection, Executor};
+        let admin = pg_admin();
+        let name = format!("inv_bin_{}", uuid::Uuid::new_v4().simple());
+        block_on(async {
+            let mut c = sqlx::PgConnection::connect(&admin).await.expect("pg");
+            c.execute(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+                .await
+                .expect("create db");
+        });
+        let base = admin.rsplit_once('/').map_or(admin.as_str(), |(b, _)| b);
+        Self {
+            url: format!("{base}/{name}"),
+            dir: tempfile::tempdir().expect("tmp"),
+            pg_name: Some(name),
+        }
+    }
+
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(BIN);
+        cmd.args(args)
+            .current_dir(self.dir.path())
+            .env("INVOICING_DATABASE_URL", &self.url)
+            .env("INVOICING_DATA_DIR", self.dir.path().join("data"))
+            .env("INVOICING_HTTP_ADDR", "127.0.0.1:0")
+            .env("INVOICING_LOG", "info");
+        cmd
+    }
+}
+
+impl Drop for TestDb {
+    fn drop(&mut self) {
+        if let Some(name) = &self.pg_name {
+            use sqlx::{Connection, Executor};
+            let admin = pg_admin();
+            let name = name.clone();
+            block_on(async move {
+                if let Ok(mut c) = sqlx::PgConnection::connect(&admin).await {
+                    let _ = c
+                        .execute(sqlx::AssertSqlSafe(format!(
+                            "DROP DATABASE IF EXISTS {name} WITH (FORCE)"
+                        )))
+                        .await;
+                }
+            });
+        }
+    }
+}
+
+/// A running `invoicing serve`, stopped with SIGTERM on drop.
+pub struct Server {
+    child: Child,
+    pub base: String,
+    pub bootstrap: Option<Value>,
+}
+
+impl Server {
+    pub fn start(db: &TestDb, args: &[&str]) -> Self {
+        let mut child = db
+            .command(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn invoicing");
+        let stderr = child.stderr.take().expect("stderr");
+        let mut lines = BufReader::new(stderr).lines();
+        let base = loop {
+            let line = lines
+                .next()
+                .expect("server exited before listening")
+                .expect("read stderr");
+            if let Some(rest) = line.split("listening on ").nth(1) {
+                break rest.split_whitespace().next().expect("address").to_owned();
+            }
+        };
+        // Keep draining stderr so the server never blocks on a full pipe.
+        std::thread::spawn(move || for _ in lines {});
+        // stdout carries only the bootstrap JSON, printed before the listener
+        // starts; a thread collects it (the pipe stays open while the server runs).
+        let mut stdout = child.stdout.take().expect("stdout");
+        let collected = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = collected.clone();
+        std::thread::spawn(move || {
+            let mut chunk = [0u8; 4096];
+            while let Ok(n) = stdout.read(&mut chunk) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock().expect("lock").extend_from_slice(&chunk[..n]);
+            }
+        });
+        std::thread::sleep(Duration::from_millis(300));
+        let out = collected.lock().expect("lock").clone();
+        let bootstrap =
+            (!out.is_empty()).then(|| serde_json::from_slice(&out).expect("bootstrap JSON"));
+        Self {
+            child,
+            base,
+            bootstrap,
+        }
+    }
+
+    pub fn stop(mut self) -> std::process::ExitStatus {
+        let pid = self.child.id().to_string();
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .expect("kill");
+        for _ in 0..100 {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                return status;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!("server did not stop within 10 s of SIGTERM");
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(30)))
+        .build()
+        .into()
+}
+
+/// Runs the binary to completion; returns success, stdout parsed as JSON (or null) and stderr.
+pub fn run(db: &TestDb, args: &[&str]) -> (bool, Value, String) {
+    let out = db.command(args).output().expect("run");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let json = if out.status.success() && !stdout.trim().is_empty() {
+        serde_json::from_str(&stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {stdout}"))
+    } else {
+        assert!(
+            stdout.trim().is_empty(),
+            "nothing but JSON on stdout: {stdout}"
+        );
+        Value::Null
+    };
+    (out.status.success(), json, stderr)
+}

@@ -1,0 +1,198 @@
+//! Two server processes on one database issue 200 drafts of 4 companies at
+//! once: per company and year, numbers are unique and contiguous.
+
+mod common;
+
+use std::collections::HashMap;
+
+use common::*;
+use serde_json::{Value, json};
+
+struct Company {
+    token: String,
+    proof: String,
+}
+
+fn call(base: &str, c: &Company, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
+    let http = agent();
+    let url = format!("{base}{path}");
+    let auth = format!("Bearer {}", c.token);
+    let mut resp = match (method, body) {
+        ("GET", _) => http
+            .get(&url)
+            .header("Authorization", &auth)
+            .header("X-Human-Proof", &c.proof)
+            .call(),
+        ("POST", Some(b)) => http
+            .post(&url)
+            .header("Authorization", &auth)
+            .header("X-Human-Proof", &c.proof)
+            .send_json(b),
+        ("POST", None) => http
+            .post(&url)
+            .header("Authorization", &auth)
+            .header("X-Human-Proof", &c.proof)
+            .send_empty(),
+        _ => unreachable!(),
+    }
+    .expect("request");
+    let status = resp.status().as_u16();
+    let text = resp.body_mut().read_to_string().unwrap_or_default();
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or(Value::String(text)),
+    )
+}
+
+fn issue_concurrently(db: TestDb) {
+    let (ok, _, stderr) = run(&db, &["migrate"]);
+    assert!(ok, "{stderr}");
+    let mut companies = Vec::new();
+    for i in 0..4 {
+        let name = format!("Company {i}");
+        let email = format!("owner{i}@example.test");
+        let (ok, boot, stderr) = run(
+            &db,
+            &[
+                "admin",
+                "bootstrap",
+                "--company-name",
+                &name,
+                "--email",
+                &email,
+            ],
+        );
+        assert!(ok, "{stderr}");
+        companies.push(Company {
+            token: boot["token"].as_str().unwrap().to_owned(),
+            proof: boot["human_proof"].as_str().unwrap().to_owned(),
+        });
+    }
+    let servers = [
+        Server::start(&db, &["serve"]),
+        Server::start(&db, &["serve"]),
+    ];
+    let bases: Vec<String> = servers.iter().map(|s| s.base.clone()).collect();
+
+    // Each company: settle, one customer, 50 drafts made through both servers.
+    let mut drafts: Vec<(usize, String)> = Vec::new();
+    for (ci, c) in companies.iter().enumerate() {
+        let base = &bases[ci % 2];
+        let (s, _) = call(
+            base,
+            c,
+            "POST",
+            "/v1/company/registration",
+            Some(json!({
+            "name": format!("Company {ci} Ltd"), "fiscal_id": "IE6388047V", "email": "b@example.test",
+            "phone": "1", "address": {"lines": ["1 St"], "zipcode": "D1", "city": "Dublin", "country": "IE"}})),
+        );
+        assert_eq!(s, 200);
+        let (_, docs) = call(base, c, "GET", "/v1/agreements", None);
+        for d in docs["data"].as_array().unwrap() {
+            let (s, _) = call(
+                base,
+                c,
+                "POST",
+                &format!("/v1/agreements/{}/accept", d["id"].as_str().unwrap()),
+                None,
+            );
+            assert_eq!(s, 200);
+        }
+        let (s, e) = call(
+            base,
+            c,
+            "POST",
+            "/v1/entities",
+            Some(json!({
+            "name": "Customer", "type": "IE:LTD", "address": {"country": "IE"}})),
+        );
+        assert_eq!(s, 201, "{e}");
+        let customer = e["id"].as_str().unwrap().to_owned();
+        for n in 0..50 {
+            let (s, d) = call(
+                &bases[n % 2],
+                c,
+                "POST",
+                "/v1/invoices",
+                Some(json!({
+                "recipient_id": customer, "lines": [{"concept": "Work", "unit_price": 1000 + n}]})),
+            );
+            assert_eq!(s, 201, "{d}");
+            drafts.push((ci, d["id"].as_str().unwrap().to_owned()));
+        }
+    }
+
+    // Issue all 200 at once from 8 threads, alternating servers.
+    let companies = std::sync::Arc::new(companies);
+    let chunks: Vec<Vec<(usize, String)>> = (0..8)
+        .map(|t| drafts.iter().skip(t).step_by(8).cloned().collect())
+        .collect();
+    let handles: Vec<_> = chunks
+        .into_iter()
+        .enumerate()
+        .map(|(t, chunk)| {
+            let companies = companies.clone();
+            let bases = bases.clone();
+            std::thread::spawn(move || {
+                chunk
+                    .into_iter()
+                    .enumerate()
+                    .map(|(k, (ci, id))| {
+                        let (s, inv) = call(
+                            &bases[(t + k) % 2],
+                            &companies[ci],
+                            "POST",
+                            &format!("/v1/invoices/{id}/issue"),
+                            None,
+                        );
+                        assert_eq!(s, 200, "{inv}");
+                        (
+                            ci,
+                            inv["invoice_year"].as_i64().unwrap(),
+                            inv["invoice_number"].as_i64().unwrap(),
+                            inv["reference"].as_str().unwrap().to_owned(),
+                        )
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let mut numbers: HashMap<(usize, i64), Vec<i64>> = HashMap::new();
+    let mut references: HashMap<usize, Vec<String>> = HashMap::new();
+    for h in handles {
+        for (ci, year, n, reference) in h.join().expect("issuer thread") {
+            numbers.entry((ci, year)).or_default().push(n);
+            references.entry(ci).or_default().push(reference);
+        }
+    }
+    let total: usize = numbers.values().map(Vec::len).sum();
+    assert_eq!(total, 200);
+    for ((ci, year), mut ns) in numbers {
+        ns.sort();
+        let first = ns[0];
+        let expected: Vec<i64> = (first..first + ns.len() as i64).collect();
+        assert_eq!(
+            ns, expected,
+            "company {ci}, year {year}: unique and contiguous"
+        );
+    }
+    for (ci, mut refs) in references {
+        refs.sort();
+        refs.dedup();
+        assert_eq!(refs.len(), 50, "company {ci}: unique references");
+    }
+    for s in servers {
+        assert!(s.stop().success());
+    }
+}
+
+#[test]
+fn two_servers_issue_concurrently_on_postgres() {
+    issue_concurrently(TestDb::postgres());
+}
+
+#[test]
+fn two_servers_issue_concurrently_on_sqlite() {
+    issue_concurrently(TestDb::sqlite());
+}
