@@ -37,6 +37,9 @@ JSON `{error, message, requiresAuthorizationUrl?}`. Lists take `limit` and `curs
         (name = "entities", description = "Customers and suppliers"),
         (name = "invoices", description = "Invoices, corrective invoices, taxes"),
         (name = "proformas", description = "Proforma invoices"),
+        (name = "expenses", description = "Supplier bills and receipts"),
+        (name = "bank-accounts", description = "Bank accounts and balance snapshots"),
+        (name = "dashboard", description = "Aggregated statistics"),
         (name = "health", description = "Liveness and readiness")
     )
 )]

@@ -40,6 +40,28 @@ pub enum AdminCommand {
         #[command(subcommand)]
         command: LegalCommand,
     },
+    /// The prepaid points ledger shown on the dashboard.
+    Points {
+        #[command(subcommand)]
+        command: PointsCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PointsCommand {
+    /// Credit points bought with a currency (one point per minor unit).
+    TopUp {
+        #[arg(long)]
+        company: String,
+        /// Points to credit (positive).
+        #[arg(long)]
+        amount: i64,
+        /// ISO 4217 currency the deposit was paid in.
+        #[arg(long, default_value = "EUR")]
+        currency: String,
+        #[arg(long)]
+        note: Option<String>,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -119,6 +141,36 @@ pub async fn run(db: &store::Db, command: AdminCommand) -> anyhow::Result<()> {
             let doc = store::legal::publish(tx.conn(), &kind, title.trim(), &body).await?;
             tx.commit().await?;
             json!({"id": doc.id, "kind": doc.kind, "version": doc.version, "title": doc.title})
+        }
+        AdminCommand::Points {
+            command:
+                PointsCommand::TopUp {
+                    company,
+                    amount,
+                    currency,
+                    note,
+                },
+        } => {
+            if amount <= 0 {
+                anyhow::bail!("--amount must be positive");
+            }
+            let currency = domain::currency::CurrencyCode::parse(&currency)
+                .map_err(|e| anyhow::anyhow!("--currency: {e}"))?;
+            let mut tx = db.begin_write().await?;
+            store::companies::get(tx.conn(), &company)
+                .await?
+                .ok_or_else(|| anyhow::anyhow!("no company has id {company}"))?;
+            store::payments::add_points(
+                tx.conn(),
+                &company,
+                amount,
+                currency.code(),
+                note.as_deref(),
+            )
+            .await?;
+            let (balance, _) = store::dashboard::points(tx.conn(), &company).await?;
+            tx.commit().await?;
+            json!({"company_id": company, "points_balance": balance, "currency": currency.code()})
         }
     };
     println!("{}", serde_json::to_string_pretty(&out)?);

@@ -203,6 +203,36 @@ fn admin_commands(db: TestDb) {
     );
     assert!(ok, "{stderr}");
     assert_eq!(doc["version"], 2);
+    let (ok, points, stderr) = run(
+        &db,
+        &[
+            "admin",
+            "points",
+            "top-up",
+            "--company",
+            company,
+            "--amount",
+            "250",
+            "--currency",
+            "usd",
+        ],
+    );
+    assert!(ok, "{stderr}");
+    assert_eq!(points["points_balance"], 250);
+    assert_eq!(points["currency"], "USD");
+    let (ok, _, stderr) = run(
+        &db,
+        &[
+            "admin",
+            "points",
+            "top-up",
+            "--company",
+            company,
+            "--amount",
+            "-5",
+        ],
+    );
+    assert!(!ok && stderr.contains("--amount"), "{stderr}");
 }
 
 #[test]

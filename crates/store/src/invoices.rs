@@ -38,17 +38,21 @@ pub struct InvoiceRow {
     pub proforma_id: Option<String>,
     pub created_at: i64,
     pub updated_at: Option<i64>,
+    /// When payment is due (microseconds), if set.
+    pub due_date: Option<i64>,
+    /// Sum of recorded payments, kept in step with `invoice_payments`.
+    pub paid_minor: i64,
 }
 
 const COLUMNS: &str = "id, company_id, recipient_id, series, status, origin, supply_type, currency_code, \
     treatment, invoice_number, invoice_year, reference, issued_at, order_number, order_year, net_total, \
     tax_total, withholding_total, total, line_count, lines_json, custom_placeholder_values_json, \
     exchange_rates_json, bank_accounts_json, issuer_snapshot_json, recipient_snapshot_json, \
-    corrected_invoice_id, correction_reason, proforma_id, created_at, updated_at";
+    corrected_invoice_id, correction_reason, proforma_id, created_at, updated_at, due_date, paid_minor";
 
 /// Stores a new invoice.
 pub async fn insert(conn: &mut AnyConnection, r: &InvoiceRow) -> sqlx::Result<()> {
-    let params: Vec<String> = (1..=31).map(|i| format!("${i}")).collect();
+    let params: Vec<String> = (1..=33).map(|i| format!("${i}")).collect();
     sqlx::query(sqlx::AssertSqlSafe(format!(
         "INSERT INTO invoices ({COLUMNS}) VALUES ({})",
         params.join(", ")
@@ -84,6 +88,8 @@ pub async fn insert(conn: &mut AnyConnection, r: &InvoiceRow) -> sqlx::Result<()
     .bind(&r.proforma_id)
     .bind(r.created_at)
     .bind(r.updated_at)
+    .bind(r.due_date)
+    .bind(r.paid_minor)
     .execute(conn)
     .await?;
     Ok(())
@@ -97,7 +103,7 @@ pub async fn update(conn: &mut AnyConnection, r: &InvoiceRow) -> sqlx::Result<()
          order_number = $12, order_year = $13, net_total = $14, tax_total = $15, withholding_total = $16, \
          total = $17, line_count = $18, lines_json = $19, custom_placeholder_values_json = $20, \
          exchange_rates_json = $21, bank_accounts_json = $22, issuer_snapshot_json = $23, \
-         recipient_snapshot_json = $24, correction_reason = $25, updated_at = $26 \
+         recipient_snapshot_json = $24, correction_reason = $25, updated_at = $26, due_date = $27 \
          WHERE company_id = $1 AND id = $2",
     )
     .bind(&r.company_id)
@@ -126,6 +132,7 @@ pub async fn update(conn: &mut AnyConnection, r: &InvoiceRow) -> sqlx::Result<()
     .bind(&r.recipient_snapshot_json)
     .bind(&r.correction_reason)
     .bind(crate::now_micros())
+    .bind(r.due_date)
     .execute(conn)
     .await?;
     Ok(())

@@ -12,13 +12,18 @@
 #![forbid(unsafe_code)]
 
 pub mod audit;
+pub mod bank_accounts;
 pub mod bootstrap;
 pub mod companies;
 pub mod counters;
+pub mod dashboard;
 pub mod db;
 pub mod entities;
+pub mod expenses;
+pub mod files;
 pub mod invoices;
 pub mod legal;
+pub mod payments;
 pub mod proformas;
 pub mod tokens;
 pub mod users;
@@ -53,6 +58,15 @@ pub fn hash_secret(secret: &str) -> String {
         out.push_str(&format!("{b:02x}"));
     }
     out
+}
+
+/// SHA-256 of bytes, hex encoded.
+pub fn hash_bytes(data: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(data)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// Whether an error is a unique-constraint violation (on either engine).

@@ -2,8 +2,11 @@
 
 pub mod agreements;
 pub mod audit;
+pub mod bank_accounts;
 pub mod company;
+pub mod dashboard;
 pub mod entities;
+pub mod expenses;
 pub mod health;
 pub mod invoices;
 pub mod proformas;
@@ -61,4 +64,34 @@ pub fn v1() -> OpenApiRouter<AppState> {
         ))
         .routes(routes!(proformas::invoice_proforma))
         .routes(routes!(proformas::bulk_delete_proformas))
+        .routes(routes!(
+            invoices::payments::create_payment,
+            invoices::payments::list_payments
+        ))
+        .routes(routes!(invoices::payments::delete_payment))
+        .routes(routes!(
+            bank_accounts::list_accounts,
+            bank_accounts::create_account
+        ))
+        .routes(routes!(
+            bank_accounts::get_account,
+            bank_accounts::update_account,
+            bank_accounts::delete_account
+        ))
+        .routes(routes!(bank_accounts::create_snapshot))
+        .routes(routes!(bank_accounts::delete_snapshot))
+        .routes(routes!(expenses::list_expenses, expenses::create_expense))
+        .routes(routes!(
+            expenses::get_expense,
+            expenses::update_expense,
+            expenses::delete_expense
+        ))
+        .routes(routes!(expenses::bulk_delete_expenses))
+        .merge(
+            // Receipts are the one body larger than the 1 MiB JSON limit.
+            OpenApiRouter::new()
+                .routes(routes!(expenses::put_receipt, expenses::get_receipt))
+                .layer(axum::extract::DefaultBodyLimit::max(expenses::MAX_RECEIPT)),
+        )
+        .routes(routes!(dashboard::get_dashboard))
 }

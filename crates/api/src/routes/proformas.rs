@@ -304,6 +304,7 @@ pub async fn invoice_proforma(
         custom_placeholder_values: current.custom_placeholder_values,
         exchange_rates: current.exchange_rates,
         supply_type: Some(current.supply_type),
+        due_date: None,
     };
     let mut invoice = invoices::new_draft(
         &mut conn,

@@ -327,6 +327,7 @@ fn sample_body(method: &str, path: &str) -> Option<Value> {
         ("PATCH", "/v1/company") => Some(json!({"friendlyName": "walk"})),
         ("POST", "/v1/company/registration") => Some(registration_body()),
         ("POST", "/v1/entities") => Some(irish_customer()),
+        ("POST", "/v1/bank-accounts") => Some(json!({"name": "Walk"})),
         _ => None,
     }
 }
@@ -367,7 +368,9 @@ db_test!(every_mutating_route_is_gated_for_ai_callers, |app| {
                 .replace("/agreements/{id}", &format!("/agreements/{agreement}"))
                 .replace("/tokens/{id}", &format!("/tokens/{token}"))
                 .replace("/ai-audit/{id}", &format!("/ai-audit/{pending}"))
-                .replace("{id}", &uuid::Uuid::new_v4().to_string());
+                .replace("{id}", &uuid::Uuid::new_v4().to_string())
+                .replace("{pid}", &uuid::Uuid::new_v4().to_string())
+                .replace("{sid}", &uuid::Uuid::new_v4().to_string());
             let m = method.to_uppercase();
             for who in [As::Ai(&app.a), As::Mcp(&app.a)] {
                 let body = sample_body(&m, path).unwrap_or_else(|| json!({}));

@@ -11,5 +11,6 @@ mod docs;
 mod entities;
 mod fx;
 mod invoices;
+mod money;
 mod session;
 mod tokens;

@@ -303,6 +303,11 @@ impl TestApp {
             "proformas",
             "document_counters",
             "verifactu_authorizations",
+            "bank_accounts",
+            "balance_snapshots",
+            "expenses",
+            "invoice_payments",
+            "points_ledger",
         ];
         let mut out = String::new();
         for t in tables {

@@ -186,6 +186,7 @@ async fn corrective_draft(
         custom_placeholder_values: placeholders,
         exchange_rates: rates,
         supply_type: Some(supply),
+        due_date: None,
     };
     let mut row = super::new_draft(
         conn,

@@ -4,6 +4,7 @@ pub mod build;
 pub mod corrections;
 pub mod issue;
 pub mod model;
+pub mod payments;
 
 use axum::{
     Json,
@@ -47,6 +48,9 @@ pub struct CreateInvoiceRequest {
     /// Defaults to `services`.
     #[serde(default)]
     pub supply_type: Option<SupplyType>,
+    /// When payment is due.
+    #[serde(default)]
+    pub due_date: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 /// Changing a draft: any subset of the create fields (lines replace all lines).
@@ -60,6 +64,9 @@ pub struct UpdateInvoiceRequest {
     pub custom_placeholder_values: Option<Vec<PlaceholderValue>>,
     pub exchange_rates: Option<Vec<ExchangeRateEntry>>,
     pub supply_type: Option<SupplyType>,
+    #[serde(default, deserialize_with = "crate::json::double_option")]
+    #[schema(value_type = Option<chrono::DateTime<chrono::Utc>>)]
+    pub due_date: Option<Option<chrono::DateTime<chrono::Utc>>>,
 }
 
 /// Filters of the invoice list.
@@ -200,6 +207,19 @@ pub async fn update_invoice(
     };
     let built = build::build(&mut conn, &company, input).await?;
     apply_built(&mut row, built)?;
+    if let Some(ids) = req.bank_account_ids {
+        row.bank_accounts_json = to_json(
+            &crate::routes::bank_accounts::snapshot_for_invoice(
+                &mut conn,
+                &caller.company_id,
+                &ids,
+            )
+            .await?,
+        )?;
+    }
+    if let Some(due) = req.due_date {
+        row.due_date = due.map(|d| d.timestamp_micros());
+    }
     store::invoices::update(&mut conn, &row).await?;
     let lang = language(&mut conn, &caller.company_id).await?;
     Ok(Json(view(
@@ -236,6 +256,10 @@ pub(crate) async fn new_draft(
     series: &str,
 ) -> ApiResult<store::invoices::InvoiceRow> {
     let company = company(conn, company_id).await?;
+    let bank_accounts =
+        crate::routes::bank_accounts::snapshot_for_invoice(conn, company_id, &req.bank_account_ids)
+            .await?;
+    let due_date = req.due_date.map(|d| d.timestamp_micros());
     let built = build::build(
         conn,
         &company,
@@ -276,7 +300,7 @@ pub(crate) async fn new_draft(
         lines_json: String::new(),
         custom_placeholder_values_json: String::new(),
         exchange_rates_json: String::new(),
-        bank_accounts_json: "[]".into(),
+        bank_accounts_json: to_json(&bank_accounts)?,
         issuer_snapshot_json: None,
         recipient_snapshot_json: None,
         corrected_invoice_id: None,
@@ -284,6 +308,8 @@ pub(crate) async fn new_draft(
         proforma_id: None,
         created_at: now.timestamp_micros(),
         updated_at: None,
+        due_date,
+        paid_minor: 0,
     };
     apply_built(&mut row, built)?;
     Ok(row)
@@ -377,6 +403,7 @@ pub(crate) async fn language(
 
 /// The API view of a stored invoice.
 pub(crate) fn view(r: store::invoices::InvoiceRow, lang: &str) -> Invoice {
+    let payment_status = payments::payment_status(&r, store::now_micros()).map(str::to_owned);
     let lines: Vec<domain::invoice::Line> = serde_json::from_str(&r.lines_json).unwrap_or_default();
     let spanish = r
         .issuer_snapshot_json
@@ -429,5 +456,8 @@ pub(crate) fn view(r: store::invoices::InvoiceRow, lang: &str) -> Invoice {
         proforma_id: r.proforma_id,
         created_at: ts(r.created_at),
         updated_at: r.updated_at.map(ts),
+        due_date: r.due_date.map(ts),
+        paid_minor: r.paid_minor,
+        payment_status,
     }
 }

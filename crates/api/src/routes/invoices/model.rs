@@ -222,6 +222,12 @@ pub struct Invoice {
     pub created_at: DateTime<Utc>,
     #[serde(rename = "updatedAt")]
     pub updated_at: Option<DateTime<Utc>>,
+    /// When payment is due, if set.
+    pub due_date: Option<DateTime<Utc>>,
+    /// Sum of recorded payments, minor units.
+    pub paid_minor: i64,
+    /// For issued invoices: `unpaid`, `partially_paid`, `paid` or `overdue`.
+    pub payment_status: Option<String>,
 }
 
 fn decimal_number<S: Serializer>(d: &Decimal, s: S) -> Result<S::Ok, S::Error> {
@@ -250,6 +256,6 @@ pub fn decimal<'de, D: Deserializer<'de>>(de: D) -> Result<Decimal, D::Error> {
         .map_err(|_| serde::de::Error::custom(format!("`{text}` is not a decimal number")))
 }
 
-fn decimal_opt<'de, D: Deserializer<'de>>(de: D) -> Result<Option<Decimal>, D::Error> {
+pub fn decimal_opt<'de, D: Deserializer<'de>>(de: D) -> Result<Option<Decimal>, D::Error> {
     decimal(de).map(Some)
 }

@@ -1,0 +1,148 @@
+//! Compiling a sandbox to PDF on a worker thread with a deadline, and naming where errors are.
+//!
+//! Typst cannot be interrupted, so a render that overruns its deadline is abandoned: the
+//! caller gets [`RenderError::Timeout`] at once while the worker thread runs on until Typst
+//! finishes by itself. At most [`MAX_ABANDONED`] such threads may exist; past that, renders
+//! are refused with [`RenderError::Busy`] so runaway snippets cannot take every core.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::thread;
+use std::time::Duration;
+
+use typst::{World, WorldExt};
+use typst::diag::SourceDiagnostic;
+use typst::foundations::Smart;
+use typst_layout::PagedDocument;
+use typst_pdf::{PdfOptions, Timestamp};
+
+use crate::error::RenderError;
+use crate::snippet::{self, Prepared};
+use crate::world::Sandbox;
+
+/// Most abandoned (timed-out, still running) renders at any time.
+pub const MAX_ABANDONED: usize = 2;
+
+/// Stack of the worker thread: deep but bounded nesting in layouts and snippets.
+const STACK_BYTES: usize = 16 * 1024 * 1024;
+
+static ABANDONED: AtomicUsize = AtomicUsize::new(0);
+
+const RUNNING: u8 = 0;
+const FINISHED: u8 = 1;
+const GAVE_UP: u8 = 2;
+
+/// The snippets compiled in a sandbox, to map their error positions back.
+pub struct Snippets {
+    /// Each snippet's file id and its prepared text.
+    pub files: Vec<(typst::syntax::FileId, Prepared)>,
+}
+
+/// Compiles the sandbox to PDF bytes within `timeout`.
+pub fn to_pdf(
+    world: Sandbox,
+    snippets: Snippets,
+    timestamp: Option<Timestamp>,
+    timeout: Duration,
+) -> Result<Vec<u8>, RenderError> {
+    let abandoned = ABANDONED.load(Ordering::SeqCst);
+    if abandoned >= MAX_ABANDONED {
+        return Err(RenderError::Busy(abandoned));
+    }
+    let state = Arc::new(AtomicU8::new(RUNNING));
+    let (tx, rx) = mpsc::sync_channel(1);
+    let worker_state = Arc::clone(&state);
+    let spawned = thread::Builder::new()
+        .name("render".into())
+        .stack_size(STACK_BYTES)
+        .spawn(move || {
+            let result = compile(&world, &snippets, timestamp);
+            // Keep the per-process memo cache from growing without bound across renders.
+            typst::comemo::evict(30);
+            let _ = tx.send(result);
+            let finished = worker_state.compare_exchange(
+                RUNNING,
+                FINISHED,
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            );
+            if finished.is_err() {
+                ABANDONED.fetch_sub(1, Ordering::SeqCst);
+            }
+        });
+    if let Err(err) = spawned {
+        return Err(RenderError::Internal(format!("cannot start a render thread: {err}")));
+    }
+    match rx.recv_timeout(timeout) {
+        Ok(result) => result,
+        Err(mpsc::RecvTimeoutError::Timeout) => {
+            ABANDONED.fetch_add(1, Ordering::SeqCst);
+            let gave_up =
+                state.compare_exchange(RUNNING, GAVE_UP, Ordering::SeqCst, Ordering::SeqCst);
+            if gave_up.is_ok() {
+                return Err(RenderError::Timeout(timeout));
+            }
+            // It finished in the meantime: take its result after all.
+            ABANDONED.fetch_sub(1, Ordering::SeqCst);
+            rx.recv().unwrap_or_else(|_| Err(crashed()))
+        }
+        Err(mpsc::RecvTimeoutError::Disconnected) => Err(crashed()),
+    }
+}
+
+fn crashed() -> RenderError {
+    RenderError::Internal("Typst panicked while rendering".into())
+}
+
+fn compile(
+    world: &Sandbox,
+    snippets: &Snippets,
+    timestamp: Option<Timestamp>,
+) -> Result<Vec<u8>, RenderError> {
+    let document = typst::compile::<PagedDocument>(world)
+        .output
+        .map_err(|errors| locate(world, snippets, &errors))?;
+    let options = PdfOptions { timestamp, creator: Smart::Custom(None), ..PdfOptions::default() };
+    typst_pdf::pdf(&document, &options).map_err(|errors| {
+        let messages: Vec<String> = errors.iter().map(message).collect();
+        RenderError::Export(messages.join("; "))
+    })
+}
+
+/// Turns the first error into one that names its file, line and column.
+fn locate(world: &Sandbox, snippets: &Snippets, errors: &[SourceDiagnostic]) -> RenderError {
+    let Some(first) = errors.first() else {
+        return RenderError::Internal("compilation failed without a message".into());
+    };
+    let mut text = message(first);
+    if errors.len() > 1 {
+        text.push_str(&format!(" (and {} more errors)", errors.len() - 1));
+    }
+    let id = first.span.id();
+    let range = world.range(first.span);
+    if let (Some(id), Some(range)) = (id, range.clone())
+        && let Some((_, prepared)) = snippets.files.iter().find(|(file, _)| *file == id)
+    {
+        return prepared.error_at(range.start, text);
+    }
+    let file = id.map_or_else(|| "(unknown)".into(), |id| id.vpath().get_with_slash().to_owned());
+    let position = id
+        .zip(range)
+        .and_then(|(id, range)| Some((world.source(id).ok()?, range)))
+        .map(|(source, range)| snippet::line_column(source.text(), range.start));
+    RenderError::Template {
+        file,
+        line: position.map(|p| p.0),
+        column: position.map(|p| p.1),
+        message: text,
+    }
+}
+
+fn message(diag: &SourceDiagnostic) -> String {
+    let mut text = diag.message.to_string();
+    for hint in &diag.hints {
+        text.push_str(&format!(" (hint: {})", hint.v));
+    }
+    text
+}
