@@ -5,6 +5,7 @@
 //! offline reference at `/api/`, and `/healthz`, `/readyz`.
 #![forbid(unsafe_code)]
 
+pub mod aeat;
 pub mod auth;
 pub mod error;
 pub mod fx;
@@ -37,6 +38,8 @@ pub struct ApiConfig {
     pub public_url: String,
     /// Where daily reference exchange rates are fetched (ECB XML format); empty disables fetching.
     pub fx_url: String,
+    /// VERI*FACTU mode: records are always built and chained; sent only in test or production.
+    pub aeat_mode: aeat::Mode,
 }
 
 /// The clock handlers read "now" from (tests move it across a year boundary).

@@ -40,6 +40,7 @@ JSON `{error, message, requiresAuthorizationUrl?}`. Lists take `limit` and `curs
         (name = "expenses", description = "Supplier bills and receipts"),
         (name = "bank-accounts", description = "Bank accounts and balance snapshots"),
         (name = "dashboard", description = "Aggregated statistics"),
+        (name = "verifactu", description = "Spanish VERI*FACTU records and authorization"),
         (name = "health", description = "Liveness and readiness")
     )
 )]

@@ -40,10 +40,29 @@ pub enum AdminCommand {
         #[command(subcommand)]
         command: LegalCommand,
     },
+    /// VERI*FACTU operator actions.
+    Verifactu {
+        #[command(subcommand)]
+        command: VerifactuCommand,
+    },
     /// The prepaid points ledger shown on the dashboard.
     Points {
         #[command(subcommand)]
         command: PointsCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum VerifactuCommand {
+    /// Record that a company's authorization is in effect after a manual check.
+    Authorize {
+        #[arg(long)]
+        company: String,
+        #[arg(long, value_parser = ["document", "power_of_attorney"])]
+        method: String,
+        /// What was checked, kept with the authorization.
+        #[arg(long, default_value = "checked manually by an operator")]
+        note: String,
     },
 }
 
@@ -141,6 +160,33 @@ pub async fn run(db: &store::Db, command: AdminCommand) -> anyhow::Result<()> {
             let doc = store::legal::publish(tx.conn(), &kind, title.trim(), &body).await?;
             tx.commit().await?;
             json!({"id": doc.id, "kind": doc.kind, "version": doc.version, "title": doc.title})
+        }
+        AdminCommand::Verifactu {
+            command:
+                VerifactuCommand::Authorize {
+                    company,
+                    method,
+                    note,
+                },
+        } => {
+            let mut tx = db.begin_write().await?;
+            store::companies::get(tx.conn(), &company)
+                .await?
+                .ok_or_else(|| anyhow::anyhow!("no company has id {company}"))?;
+            let operator = std::env::var("USER").unwrap_or_else(|_| "operator".into());
+            store::verifactu::set_authorization(
+                tx.conn(),
+                &company,
+                "in_effect",
+                true,
+                &method,
+                Some(&note),
+                Some(&format!("admin:{operator}")),
+            )
+            .await?;
+            tx.commit().await?;
+            tracing::info!(%company, %method, "VERI*FACTU authorization recorded by an operator");
+            json!({"company_id": company, "status": "in_effect", "method": method, "note": note})
         }
         AdminCommand::Points {
             command:

@@ -14,6 +14,7 @@ pub struct Settings {
     pub public_url: Option<String>,
     pub log_format: Option<String>,
     pub fx_url: Option<String>,
+    pub aeat_mode: Option<String>,
 }
 
 impl std::fmt::Debug for Settings {
@@ -61,6 +62,9 @@ impl Settings {
         }
         if let Some(v) = env("INVOICING_LOG_FORMAT") {
             s.log_format = Some(v);
+        }
+        if let Some(v) = env("INVOICING_AEAT_MODE") {
+            s.aeat_mode = Some(v);
         }
         if let Ok(v) = std::env::var("INVOICING_FX_URL") {
             // An empty value is meaningful: never fetch rates.

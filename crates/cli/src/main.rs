@@ -120,6 +120,8 @@ async fn serve(
         api::ApiConfig {
             public_url: settings.public_url(&bound),
             fx_url: settings.fx_url(),
+            aeat_mode: api::aeat::Mode::parse(settings.aeat_mode.as_deref().unwrap_or_default())
+                .map_err(|e| anyhow::anyhow!(e))?,
         },
     );
     let app = api::app(state);

@@ -11,9 +11,9 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
 
-use typst::{World, WorldExt};
 use typst::diag::SourceDiagnostic;
 use typst::foundations::Smart;
+use typst::{World, WorldExt};
 use typst_layout::PagedDocument;
 use typst_pdf::{PdfOptions, Timestamp};
 
@@ -72,7 +72,9 @@ pub fn to_pdf(
             }
         });
     if let Err(err) = spawned {
-        return Err(RenderError::Internal(format!("cannot start a render thread: {err}")));
+        return Err(RenderError::Internal(format!(
+            "cannot start a render thread: {err}"
+        )));
     }
     match rx.recv_timeout(timeout) {
         Ok(result) => result,
@@ -103,7 +105,11 @@ fn compile(
     let document = typst::compile::<PagedDocument>(world)
         .output
         .map_err(|errors| locate(world, snippets, &errors))?;
-    let options = PdfOptions { timestamp, creator: Smart::Custom(None), ..PdfOptions::default() };
+    let options = PdfOptions {
+        timestamp,
+        creator: Smart::Custom(None),
+        ..PdfOptions::default()
+    };
     typst_pdf::pdf(&document, &options).map_err(|errors| {
         let messages: Vec<String> = errors.iter().map(message).collect();
         RenderError::Export(messages.join("; "))
@@ -126,7 +132,10 @@ fn locate(world: &Sandbox, snippets: &Snippets, errors: &[SourceDiagnostic]) -> 
     {
         return prepared.error_at(range.start, text);
     }
-    let file = id.map_or_else(|| "(unknown)".into(), |id| id.vpath().get_with_slash().to_owned());
+    let file = id.map_or_else(
+        || "(unknown)".into(),
+        |id| id.vpath().get_with_slash().to_owned(),
+    );
     let position = id
         .zip(range)
         .and_then(|(id, range)| Some((world.source(id).ok()?, range)))
@@ -141,7 +150,8 @@ fn locate(world: &Sandbox, snippets: &Snippets, errors: &[SourceDiagnostic]) -> 
 
 fn message(diag: &SourceDiagnostic) -> String {
     let mut text = diag.message.to_string();
-    for hint in &diag.hints {
+    // Hints about CLI flags (`--root`) mean nothing to a company writing a snippet.
+    for hint in diag.hints.iter().filter(|h| !h.v.contains("--")) {
         text.push_str(&format!(" (hint: {})", hint.v));
     }
     text

@@ -93,7 +93,7 @@ pub fn decimal(value: &str, lang: Lang) -> Option<String> {
 fn group(digits: &str, sep: char) -> String {
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(sep);
         }
         out.push(c);
@@ -149,7 +149,12 @@ pub fn date(value: NaiveDate, lang: Lang) -> String {
     let month = value.month0() as usize;
     match lang {
         Lang::En => format!("{} {} {}", value.day(), MONTHS_EN[month], value.year()),
-        Lang::Es => format!("{} de {} de {}", value.day(), MONTHS_ES[month], value.year()),
+        Lang::Es => format!(
+            "{} de {} de {}",
+            value.day(),
+            MONTHS_ES[month],
+            value.year()
+        ),
     }
 }
 
@@ -185,8 +190,14 @@ mod tests {
 
     #[test]
     fn ibans_are_grouped_in_fours() {
-        assert_eq!(iban("ES9121000418450200051332"), "ES91 2100 0418 4502 0005 1332");
-        assert_eq!(iban("de89 3704 0044 0532 0130 00"), "DE89 3704 0044 0532 0130 00");
+        assert_eq!(
+            iban("ES9121000418450200051332"),
+            "ES91 2100 0418 4502 0005 1332"
+        );
+        assert_eq!(
+            iban("de89 3704 0044 0532 0130 00"),
+            "DE89 3704 0044 0532 0130 00"
+        );
     }
 
     #[test]

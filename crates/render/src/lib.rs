@@ -49,7 +49,9 @@ pub struct Limits {
 impl Default for Limits {
     /// Ten seconds: a one-page invoice takes a few milliseconds, a 500-line one well under a second.
     fn default() -> Self {
-        Self { timeout: Duration::from_secs(10) }
+        Self {
+            timeout: Duration::from_secs(10),
+        }
     }
 }
 

@@ -44,9 +44,10 @@ pub struct InvoiceDocument {
     pub exchange_rates: Vec<ExchangeRateNote>,
     /// Bank accounts shown as payment instructions.
     pub bank_accounts: Vec<BankAccount>,
-    /// Set for corrective invoices: what is corrected and why.
+    /// What is corrected and why: required for corrective invoices, ignored for the other kinds.
     pub corrective: Option<CorrectiveInfo>,
-    /// Values of the company's custom placeholders, substituted for `{{key}}` in the snippets.
+    /// Values of the company's custom placeholders, for `{{key}}` tokens in the two snippets
+    /// only (never in other text); a key without a value renders as nothing.
     pub placeholders: BTreeMap<String, String>,
     /// Company-written Typst code shown in the footer of every page.
     pub footer_typst: Option<String>,

@@ -56,7 +56,10 @@ pub fn document() -> InvoiceDocument {
             withholding_minor: 0,
             total_minor: 12_100,
         },
-        currency: Currency { code: "EUR".into(), minor_digits: 2 },
+        currency: Currency {
+            code: "EUR".into(),
+            minor_digits: 2,
+        },
         exchange_rates: Vec::new(),
         bank_accounts: Vec::new(),
         corrective: None,

@@ -11,10 +11,16 @@
 //! Typst, whatever it contains. A key with no value renders as nothing: placeholder
 //! definitions are not snapshotted onto invoices, so an old invoice must still render after
 //! a definition is added. Tokens are for markup (text, content blocks `[...]`); a token
-//! inside a string, code, raw text or a comment is rejected with its position, because
-//! there the replacement would not be evaluated. A `{{...}}` whose inside looks like a key
-//! but breaks the key syntax (`{{PO}}`, `{{1x}}`) is rejected too, so a typo is not silently
-//! printed.
+//! inside a string, code, math, raw text or a comment is rejected with its position,
+//! because there the replacement would not be evaluated as intended. A `{{...}}` whose inside
+//! looks like a key but breaks the key syntax (`{{PO}}`, `{{1x}}`) is rejected too, so a typo
+//! is not silently printed. Other double braces (`#{{let a = 1; a}}`) are left to Typst.
+//!
+//! Placeholders are the supported way for a snippet to show invoice data. A snippet can
+//! read nothing but the embedded files (templates, `/data.json`, the QR image); `read`,
+//! `image`, `include`, `plugin` and package imports of anything else fail with an error
+//! naming the snippet line. It gets [`MAX_SNIPPET_BYTES`] and shares the render deadline
+//! ([`crate::Limits`]); `datetime.today()` is the issue date.
 
 use typst::syntax::{LinkedNode, Side, SyntaxKind};
 
@@ -28,18 +34,18 @@ const MAX_KEY: usize = 40;
 
 /// A snippet ready to compile, remembering how to map positions back to what the company wrote.
 #[derive(Debug, Clone)]
-pub struct Prepared {
+pub(crate) struct Prepared {
     slot: SnippetSlot,
     original: String,
     /// The Typst source actually compiled.
-    pub text: String,
+    pub(crate) text: String,
     /// Replaced tokens: (start in `text`, length in `text`, start in original, length in original).
     edits: Vec<(usize, usize, usize, usize)>,
 }
 
 impl Prepared {
     /// Checks the size and placeholder tokens of a snippet and substitutes the tokens.
-    pub fn new(slot: SnippetSlot, original: &str) -> Result<Self, RenderError> {
+    pub(crate) fn new(slot: SnippetSlot, original: &str) -> Result<Self, RenderError> {
         if original.len() > MAX_SNIPPET_BYTES {
             return Err(RenderError::SnippetTooLarge {
                 slot,
@@ -98,9 +104,12 @@ impl Prepared {
         }
         let linked = LinkedNode::new(&root);
         for &(_, _, original_at, original_len) in &self.edits {
-            let in_text = linked.leaf_at(original_at, Side::After).is_some_and(|leaf| {
-                leaf.kind() == SyntaxKind::Text && leaf.parent_kind() == Some(SyntaxKind::Markup)
-            });
+            let in_text = linked
+                .leaf_at(original_at, Side::After)
+                .is_some_and(|leaf| {
+                    leaf.kind() == SyntaxKind::Text
+                        && leaf.parent_kind() == Some(SyntaxKind::Markup)
+                });
             if !in_text {
                 let token = &self.original[original_at..original_at + original_len];
                 return Err(self.error_at_original(
@@ -116,13 +125,18 @@ impl Prepared {
     }
 
     /// An error at a byte offset of the compiled text, positioned in the original snippet.
-    pub fn error_at(&self, offset: usize, message: String) -> RenderError {
+    pub(crate) fn error_at(&self, offset: usize, message: String) -> RenderError {
         self.error_at_original(self.to_original(offset), message)
     }
 
     fn error_at_original(&self, offset: usize, message: String) -> RenderError {
         let (line, column) = line_column(&self.original, offset);
-        RenderError::Snippet { slot: self.slot, line, column, message }
+        RenderError::Snippet {
+            slot: self.slot,
+            line,
+            column,
+            message,
+        }
     }
 
     /// Maps a byte offset in the compiled text to one in the original snippet.
@@ -151,12 +165,14 @@ fn token_at(s: &str) -> Option<(&str, usize)> {
     let inner = body[..end].trim_matches(' ');
     let looks_like_key = !inner.is_empty()
         && inner.len() <= 2 * MAX_KEY
-        && inner.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+        && inner
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
     looks_like_key.then_some((inner, end + 4))
 }
 
 /// `[a-z][a-z0-9_]{0,39}`: a key can never break out of the string literal it is put in.
-pub fn valid_key(key: &str) -> bool {
+pub(crate) fn valid_key(key: &str) -> bool {
     let mut bytes = key.bytes();
     key.len() <= MAX_KEY
         && bytes.next().is_some_and(|b| b.is_ascii_lowercase())
@@ -164,7 +180,7 @@ pub fn valid_key(key: &str) -> bool {
 }
 
 /// 1-based line and character column of a byte offset.
-pub fn line_column(text: &str, offset: usize) -> (usize, usize) {
+pub(crate) fn line_column(text: &str, offset: usize) -> (usize, usize) {
     let mut offset = offset.min(text.len());
     while !text.is_char_boundary(offset) {
         offset -= 1;
@@ -191,7 +207,10 @@ mod tests {
             "PO #json(\"/data.json\").placeholders.at(\"po\", default: \"\"); / \
              #json(\"/data.json\").placeholders.at(\"project_2\", default: \"\");."
         );
-        assert_eq!(p.to_original(p.text.len() - 1), "PO {{po}} / {{ project_2 }}".len());
+        assert_eq!(
+            p.to_original(p.text.len() - 1),
+            "PO {{po}} / {{ project_2 }}".len()
+        );
     }
 
     #[test]
@@ -205,12 +224,35 @@ mod tests {
     #[test]
     fn bad_keys_and_bad_places_are_rejected_with_their_line() {
         let err = prepare("ok\nPO {{PO}}").unwrap_err();
-        assert!(matches!(err, RenderError::Snippet { line: 2, column: 4, .. }), "{err}");
+        assert!(
+            matches!(
+                err,
+                RenderError::Snippet {
+                    line: 2,
+                    column: 4,
+                    ..
+                }
+            ),
+            "{err}"
+        );
         let err = prepare("line\n#let x = \"{{po}}\"").unwrap_err();
-        assert!(matches!(err, RenderError::Snippet { line: 2, column: 11, .. }), "{err}");
+        assert!(
+            matches!(
+                err,
+                RenderError::Snippet {
+                    line: 2,
+                    column: 11,
+                    ..
+                }
+            ),
+            "{err}"
+        );
         assert!(err.to_string().contains("only in text"), "{err}");
         let too_big = "x".repeat(MAX_SNIPPET_BYTES + 1);
-        assert!(matches!(prepare(&too_big), Err(RenderError::SnippetTooLarge { .. })));
+        assert!(matches!(
+            prepare(&too_big),
+            Err(RenderError::SnippetTooLarge { .. })
+        ));
     }
 
     #[test]

@@ -106,7 +106,11 @@ pub fn build<'a>(doc: &'a InvoiceDocument) -> Result<View<'a>, RenderError> {
     let mut taxes = Vec::new();
     for entry in &doc.tax_breakdown {
         taxes.push(TaxRow {
-            label: format!("{} {}", labels.vat, percent("tax_breakdown.rate", &entry.rate)?),
+            label: format!(
+                "{} {}",
+                labels.vat,
+                percent("tax_breakdown.rate", &entry.rate)?
+            ),
             treatment: i18n::treatment(&entry.treatment, lang),
             base: money(entry.base_minor),
             amount: money(entry.amount_minor),
@@ -131,9 +135,17 @@ pub fn build<'a>(doc: &'a InvoiceDocument) -> Result<View<'a>, RenderError> {
     ];
     let withholds = t.withholding_minor != 0
         || !doc.withholding.is_empty()
-        || doc.lines.iter().flat_map(|l| &l.taxes).any(|x| x.kind == TaxKind::Withholding);
+        || doc
+            .lines
+            .iter()
+            .flat_map(|l| &l.taxes)
+            .any(|x| x.kind == TaxKind::Withholding);
     if withholds {
-        totals.push(total_row(labels.withholding, money(t.withholding_minor), false));
+        totals.push(total_row(
+            labels.withholding,
+            money(t.withholding_minor),
+            false,
+        ));
     }
     let total = format!("{} {}", money(t.total_minor), doc.currency.code);
     totals.push(total_row(labels.total, total, true));
@@ -144,7 +156,10 @@ pub fn build<'a>(doc: &'a InvoiceDocument) -> Result<View<'a>, RenderError> {
         .map(|x| {
             let rate = dec("exchange_rates.rate", &x.rate)?;
             let on = format::date(x.frozen_on, lang);
-            Ok(format!("1 {} = {rate} {} ({} {on})", x.from, x.to, labels.rate_frozen_on))
+            Ok(format!(
+                "1 {} = {rate} {} ({} {on})",
+                x.from, x.to, labels.rate_frozen_on
+            ))
         })
         .collect::<Result<Vec<_>, RenderError>>()?;
 
@@ -171,7 +186,10 @@ pub fn build<'a>(doc: &'a InvoiceDocument) -> Result<View<'a>, RenderError> {
         let date = format::date(c.corrected_issue_date, lang);
         let code = i18n::reason_code(c.reason);
         [
-            format!("{} {} {} {date}", labels.corrects, c.corrected_reference, labels.dated),
+            format!(
+                "{} {} {} {date}",
+                labels.corrects, c.corrected_reference, labels.dated
+            ),
             format!("{}: {code} \u{2014} {}", labels.reason, c.reason_text),
         ]
     });
@@ -197,7 +215,11 @@ pub fn build<'a>(doc: &'a InvoiceDocument) -> Result<View<'a>, RenderError> {
         totals,
         exchange_rates,
         bank_accounts,
-        corrective: if doc.kind == DocumentKind::CorrectiveInvoice { corrective } else { None },
+        corrective: if doc.kind == DocumentKind::CorrectiveInvoice {
+            corrective
+        } else {
+            None
+        },
         notes: doc.notes.as_deref().filter(|n| !n.trim().is_empty()),
         notice: (doc.kind == DocumentKind::Proforma).then(|| i18n::proforma_notice(lang)),
         qr: doc.qr.as_ref().map(|q| q.caption.as_str()),
@@ -208,7 +230,11 @@ pub fn build<'a>(doc: &'a InvoiceDocument) -> Result<View<'a>, RenderError> {
 }
 
 fn total_row(label: &'static str, amount: String, strong: bool) -> TotalRow {
-    TotalRow { label, amount, strong }
+    TotalRow {
+        label,
+        amount,
+        strong,
+    }
 }
 
 fn party(p: &Party, labels: &Labels) -> PartyView {
@@ -228,7 +254,10 @@ fn party(p: &Party, labels: &Labels) -> PartyView {
     if let Some(id) = p.vat_id.as_deref().filter(|s| !s.trim().is_empty()) {
         lines.push(format!("{}: {id}", labels.vat_id));
     }
-    PartyView { name: p.name.clone(), lines }
+    PartyView {
+        name: p.name.clone(),
+        lines,
+    }
 }
 
 fn invalid(message: String) -> RenderError {

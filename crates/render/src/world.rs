@@ -32,7 +32,10 @@ pub const PROFORMA_PATH: &str = "/templates/proforma.typ";
 
 /// The templates, compiled into the binary.
 const TEMPLATES: [(&str, &str); 3] = [
-    ("/templates/common.typ", include_str!("../templates/common.typ")),
+    (
+        "/templates/common.typ",
+        include_str!("../templates/common.typ"),
+    ),
     (INVOICE_PATH, include_str!("../templates/invoice.typ")),
     (PROFORMA_PATH, include_str!("../templates/proforma.typ")),
 ];
@@ -46,7 +49,10 @@ static FONTS: LazyLock<Fonts> = LazyLock::new(|| {
     let fonts: Vec<Font> = typst_assets::fonts()
         .flat_map(|data| Font::iter(Bytes::new(data)))
         .collect();
-    Fonts { book: LazyHash::new(FontBook::from_fonts(&fonts)), fonts }
+    Fonts {
+        book: LazyHash::new(FontBook::from_fonts(&fonts)),
+        fonts,
+    }
 });
 
 /// No `sys.inputs`: data arrives as the `/data.json` file, so one library serves every render.
@@ -59,7 +65,10 @@ static LIBRARY: LazyLock<LazyHash<Library>> = LazyLock::new(|| LazyHash::new(Lib
 /// them the same in every process whatever ran before, at no cost.
 static FIXED_IDS: LazyLock<()> = LazyLock::new(|| {
     let templates = TEMPLATES.iter().map(|(path, _)| *path);
-    for path in [DATA_PATH, QR_PATH, FOOTER_PATH, POST_PATH].into_iter().chain(templates) {
+    for path in [DATA_PATH, QR_PATH, FOOTER_PATH, POST_PATH]
+        .into_iter()
+        .chain(templates)
+    {
         file_id(path);
     }
 });
@@ -127,9 +136,9 @@ impl Sandbox {
 
 fn denied(id: FileId) -> FileError {
     match id.root() {
-        VirtualRoot::Package(_) => {
-            FileError::Other(Some("packages are not available in invoice templates".into()))
-        }
+        VirtualRoot::Package(_) => FileError::Other(Some(
+            "packages are not available in invoice templates".into(),
+        )),
         VirtualRoot::Project => FileError::Other(Some(
             format!(
                 "{} is not available: invoice templates can only read their embedded files",

@@ -19,20 +19,27 @@ const HOSTILE: [&str; 8] = [
 #[test]
 fn hostile_text_renders_literally_everywhere() {
     let mut doc = invoice();
-    doc.lines = HOSTILE.iter().map(|concept| line(concept, "1", Some("*u*"), 100)).collect();
+    doc.lines = HOSTILE
+        .iter()
+        .map(|concept| line(concept, "1", Some("*u*"), 100))
+        .collect();
     doc.issuer.name = r#"#read("/etc/hostname") Evil ] Corp"#.into();
     doc.recipient.address_lines = vec!["$ math $ #exec".into()];
     doc.notes = Some("Note with #strong[markup] and {{po}}".into());
     doc.reference = Some("#F-1]".into());
     doc.bank_accounts[0].name = "*acct* #x".into();
     doc.tax_breakdown[0].legal_mention = Some("Art. 20 #sys.inputs".into());
-    doc.placeholders.insert("po".into(), "SHOULD-NOT-APPEAR".into());
+    doc.placeholders
+        .insert("po".into(), "SHOULD-NOT-APPEAR".into());
 
     let pdf = render_invoice(&doc).unwrap_or_else(|err| panic!("{err}"));
     dump("hostile", &pdf);
     let text = squash(&pdf_text(&pdf));
     for hostile in HOSTILE {
-        assert!(text.contains(&squash(hostile)), "missing {hostile:?} in:\n{text}");
+        assert!(
+            text.contains(&squash(hostile)),
+            "missing {hostile:?} in:\n{text}"
+        );
     }
     for expected in [
         r#"#read("/etc/hostname") Evil ] Corp"#,
@@ -46,7 +53,10 @@ fn hostile_text_renders_literally_everywhere() {
         assert!(text.contains(expected), "missing {expected:?} in:\n{text}");
     }
     assert!(!text.contains("root:"), "/etc/passwd leaked:\n{text}");
-    assert!(!text.contains("SHOULD-NOT-APPEAR"), "placeholders outside snippets:\n{text}");
+    assert!(
+        !text.contains("SHOULD-NOT-APPEAR"),
+        "placeholders outside snippets:\n{text}"
+    );
 }
 
 #[test]
@@ -61,8 +71,14 @@ fn very_long_words_are_broken_inside_the_page() {
     // Broken over several lines, the word's pieces still all reach the text layer.
     let letters: String = text.chars().filter(|c| c.is_alphabetic()).collect();
     assert!(letters.contains(&word), "the long word is cut:\n{text}");
-    assert!(letters.contains(&"W".repeat(120)), "the long name is cut:\n{text}");
-    assert!(text.contains("1,000.00"), "the amount column is pushed out:\n{text}");
+    assert!(
+        letters.contains(&"W".repeat(120)),
+        "the long name is cut:\n{text}"
+    );
+    assert!(
+        text.contains("1,000.00"),
+        "the amount column is pushed out:\n{text}"
+    );
 }
 
 #[test]
@@ -75,8 +91,10 @@ fn non_latin_scripts_render_with_embedded_fonts_only() {
     let fonts = fonts(&pdf);
     assert!(fonts.iter().all(|(_, embedded)| *embedded), "{fonts:?}");
     // The embedded fonts (Libertinus Serif, New Computer Modern, DejaVu Sans Mono) cover
-    // Latin, Greek and Cyrillic; Hebrew, Arabic and CJK have no embedded glyphs and are
-    // drawn as empty boxes, but never fetched from the system.
+    // Latin, Greek, Cyrillic, Hebrew and Arabic. CJK and Hangul have no embedded glyphs:
+    // they are drawn as empty boxes, never fetched from the system.
     let text = squash(&pdf_text(&pdf));
-    assert!(text.contains("Ελληνικά Русский"), "{text}");
+    for covered in ["Ελληνικά Русский", "עברית", "العربية"] {
+        assert!(text.contains(covered), "missing {covered:?} in:\n{text}");
+    }
 }

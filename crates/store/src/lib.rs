@@ -27,6 +27,7 @@ pub mod payments;
 pub mod proformas;
 pub mod tokens;
 pub mod users;
+pub mod verifactu;
 
 pub use db::{Backend, Db, WriteTx};
 pub use sqlx::AnyConnection as Conn;

@@ -13,6 +13,7 @@ pub mod proformas;
 pub mod session;
 pub mod taxes;
 pub mod tokens;
+pub mod verifactu;
 
 use utoipa_axum::{router::OpenApiRouter, routes};
 
@@ -94,4 +95,12 @@ pub fn v1() -> OpenApiRouter<AppState> {
                 .layer(axum::extract::DefaultBodyLimit::max(expenses::MAX_RECEIPT)),
         )
         .routes(routes!(dashboard::get_dashboard))
+        .routes(routes!(verifactu::invoice_records))
+        .routes(routes!(verifactu::get_authorization))
+        .routes(routes!(verifactu::declare_power_of_attorney))
+        .merge(
+            OpenApiRouter::new()
+                .routes(routes!(verifactu::upload_document))
+                .layer(axum::extract::DefaultBodyLimit::max(expenses::MAX_RECEIPT)),
+        )
 }

@@ -64,6 +64,10 @@ const ROUTES: &[&str] = &[
     "PUT /v1/expenses/{id}/receipt",
     "GET /v1/expenses/{id}/receipt",
     "GET /v1/dashboard",
+    "GET /v1/invoices/{id}/verifactu",
+    "GET /v1/verifactu/authorization",
+    "POST /v1/verifactu/authorization/document",
+    "POST /v1/verifactu/authorization/power-of-attorney",
 ];
 
 db_test!(openapi_documents_every_route_and_nothing_else, |app| {

@@ -253,6 +253,18 @@ db_test!(issue_guards, |app| {
         .await
         .unwrap();
     tx.commit().await.unwrap();
+    // The draft was priced when the company was Irish: re-pricing it applies Spanish VAT.
+    let repriced = app
+        .call(
+            "PATCH",
+            &format!("/v1/invoices/{}", d["id"].as_str().unwrap()),
+            As::Human(&app.a),
+            Some(json!({})),
+        )
+        .await
+        .expect(200)
+        .json();
+    assert_eq!(repriced["lines"][0]["tax_lines"][0]["rate"], "21");
     let issued = app
         .call("POST", &path, As::Human(&app.a), None)
         .await

@@ -14,3 +14,4 @@ mod invoices;
 mod money;
 mod session;
 mod tokens;
+mod verifactu;

@@ -201,6 +201,7 @@ impl TestApp {
             ApiConfig {
                 public_url: "http://invoicing.test".into(),
                 fx_url,
+                aeat_mode: api::aeat::Mode::Disabled,
             },
         )
         .with_clock(Arc::new(move || {
@@ -308,6 +309,8 @@ impl TestApp {
             "expenses",
             "invoice_payments",
             "points_ledger",
+            "verifactu_chain_heads",
+            "verifactu_records",
         ];
         let mut out = String::new();
         for t in tables {

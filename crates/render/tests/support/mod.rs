@@ -13,9 +13,14 @@ use render::*;
 fn poppler(tool: &str, args: &[&str], pdf: &[u8]) -> String {
     static COUNTER: AtomicUsize = AtomicUsize::new(0);
     let n = COUNTER.fetch_add(1, Ordering::SeqCst);
-    let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("render-{}-{n}.pdf", std::process::id()));
+    let path = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("render-{}-{n}.pdf", std::process::id()));
     std::fs::write(&path, pdf).unwrap();
-    let out = Command::new(tool).args(args).arg(&path).args(extra_args(tool)).output();
+    let out = Command::new(tool)
+        .args(args)
+        .arg(&path)
+        .args(extra_args(tool))
+        .output();
     let _ = std::fs::remove_file(&path);
     let out = out.unwrap_or_else(|err| {
         panic!(
@@ -23,7 +28,11 @@ fn poppler(tool: &str, args: &[&str], pdf: &[u8]) -> String {
              (`apt-get install -y poppler-utils`, or run scripts/test at the repo root)"
         )
     });
-    assert!(out.status.success(), "{tool} failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{tool} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -40,7 +49,11 @@ pub fn pdf_text(pdf: &[u8]) -> String {
 /// The text of one page (1-based).
 pub fn page_text(pdf: &[u8], page: usize) -> String {
     let p = page.to_string();
-    poppler("pdftotext", &["-raw", "-enc", "UTF-8", "-f", &p, "-l", &p], pdf)
+    poppler(
+        "pdftotext",
+        &["-raw", "-enc", "UTF-8", "-f", &p, "-l", &p],
+        pdf,
+    )
 }
 
 /// How many pages the PDF has.
@@ -70,7 +83,11 @@ pub fn fonts(pdf: &[u8]) -> Vec<(String, bool)> {
 /// baselines, so they are read one per line.
 pub fn has_watermark(text: &str, word: &str) -> bool {
     let spread: Vec<String> = word.chars().map(String::from).collect();
-    text.lines().map(str::trim).collect::<Vec<_>>().windows(spread.len()).any(|w| w == spread.as_slice())
+    text.lines()
+        .map(str::trim)
+        .collect::<Vec<_>>()
+        .windows(spread.len())
+        .any(|w| w == spread.as_slice())
 }
 
 /// Collapses runs of whitespace, so assertions do not depend on column layout.
@@ -117,7 +134,12 @@ pub fn line(concept: &str, quantity: &str, unit: Option<&str>, price: i64) -> Li
 ///
 /// Net 1,234.56 (`123_456`), VAT 259.26, withholding -185.18, total 1,308.64.
 pub fn invoice() -> InvoiceDocument {
-    let mut consulting = line("Consultoría técnica — análisis de requisitos", "2", Some("h"), 50_000);
+    let mut consulting = line(
+        "Consultoría técnica — análisis de requisitos",
+        "2",
+        Some("h"),
+        50_000,
+    );
     consulting.taxes.push(LineTax {
         kind: TaxKind::Withholding,
         rate: "-15".into(),
@@ -140,8 +162,18 @@ pub fn invoice() -> InvoiceDocument {
         reference: Some("F2026-0042".into()),
         issue_date: date(2026, 1, 2),
         due_date: Some(date(2026, 2, 1)),
-        issuer: party("Ñandú Ingeniería S.L.", "B12345674", Some("ESB12345674"), "Madrid"),
-        recipient: party("Acme Widgets GmbH", "DE-123/456/7890", Some("DE123456789"), "Berlin"),
+        issuer: party(
+            "Ñandú Ingeniería S.L.",
+            "B12345674",
+            Some("ESB12345674"),
+            "Madrid",
+        ),
+        recipient: party(
+            "Acme Widgets GmbH",
+            "DE-123/456/7890",
+            Some("DE123456789"),
+            "Berlin",
+        ),
         lines: vec![consulting, hosting],
         tax_breakdown: vec![TaxBreakdownEntry {
             rate: "21".into(),
@@ -161,7 +193,10 @@ pub fn invoice() -> InvoiceDocument {
             withholding_minor: -18_518,
             total_minor: 130_864,
         },
-        currency: Currency { code: "EUR".into(), minor_digits: 2 },
+        currency: Currency {
+            code: "EUR".into(),
+            minor_digits: 2,
+        },
         exchange_rates: vec![ExchangeRateNote {
             from: "USD".into(),
             to: "EUR".into(),
@@ -179,7 +214,7 @@ pub fn invoice() -> InvoiceDocument {
         footer_typst: None,
         post_typst: None,
         qr: None,
-        notes: Some("Thank you for your business.".into()),
+        notes: Some("Thank you for your business.\nPayment by bank transfer.".into()),
     }
 }
 

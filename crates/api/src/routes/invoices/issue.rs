@@ -130,8 +130,24 @@ pub async fn issue_draft(
     row.custom_placeholder_values_json = to_json(&placeholders)?;
     row.exchange_rates_json = to_json(&rates)?;
     row.issuer_snapshot_json = Some(to_json(&issuer_snapshot(&company))?);
-    row.recipient_snapshot_json = Some(to_json(&Entity::from(recipient))?);
+    row.recipient_snapshot_json = Some(to_json(&Entity::from(recipient.clone()))?);
     store::invoices::update(conn, &row).await?;
+    if crate::aeat::is_spanish(&company) {
+        let corrected = match &row.corrected_invoice_id {
+            Some(id) => store::invoices::get(conn, &caller.company_id, id).await?,
+            None => None,
+        };
+        crate::aeat::register_issue(
+            conn,
+            state.config.aeat_mode,
+            &company,
+            &row,
+            &recipient,
+            corrected.as_ref(),
+            now,
+        )
+        .await?;
+    }
     Ok(row)
 }
 

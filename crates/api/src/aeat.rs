@@ -1,0 +1,314 @@
+//! Glue between issuing and the `verifactu` crate: a Spanish issuer's invoice
+//! gets its registration record, chained to the issuer's previous record, in
+//! the same transaction as its number.
+
+use chrono::{DateTime, SubsecRound, Utc};
+use verifactu::{
+    Cabecera, CalificacionOperacion, ClaveRegimen, CodigoPais, DatosAlta, DetalleDesglose, Fecha,
+    FechaHoraHuso, HusoHorario, IdFactura, IdOtro, IdType, Importe, Nif, OperacionExenta,
+    PersonaFisicaJuridica, PersonaNif, Porcentaje, Rectificacion, RegFactuSistemaFacturacion,
+    RegistroPrevio, SistemaInformatico, TipoFactura, TipoRectificativa,
+};
+
+use crate::error::{ApiError, ApiResult};
+
+/// Where records go: not sent, the AEAT's test service, or production.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Mode {
+    /// Records are built and chained but never sent.
+    #[default]
+    Disabled,
+    Test,
+    Production,
+}
+
+impl Mode {
+    /// From `INVOICING_AEAT_MODE`.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        match s {
+            "" | "disabled" => Ok(Self::Disabled),
+            "test" => Ok(Self::Test),
+            "production" => Ok(Self::Production),
+            other => Err(format!(
+                "INVOICING_AEAT_MODE must be disabled, test or production, not `{other}`"
+            )),
+        }
+    }
+
+    fn entorno(self) -> verifactu::qr::Entorno {
+        match self {
+            Self::Production => verifactu::qr::Entorno::Produccion,
+            _ => verifactu::qr::Entorno::Pruebas,
+        }
+    }
+}
+
+/// Whether a company issues under Spanish rules (its type is `ES:...`).
+pub fn is_spanish(company: &store::companies::CompanyRow) -> bool {
+    company
+        .company_type
+        .as_deref()
+        .is_some_and(|t| t.starts_with("ES:"))
+}
+
+fn bad(context: &str) -> impl Fn(verifactu::ValidationError) -> ApiError + '_ {
+    move |e| {
+        ApiError::bad_request(format!(
+            "VERI*FACTU: {context}: {e}. The invoice stays a draft."
+        ))
+    }
+}
+
+/// The Madrid-time generation stamp, whole seconds.
+fn madrid(now: DateTime<Utc>) -> ApiResult<FechaHoraHuso> {
+    FechaHoraHuso::from_utc(now.trunc_subsecs(0), HusoHorario::Peninsula).map_err(bad("timestamp"))
+}
+
+/// The invoice date as the AEAT sees it: the Spanish date of the issue instant.
+pub fn fecha_expedicion(issued_at: i64) -> ApiResult<Fecha> {
+    madrid(store::from_micros(issued_at))?
+        .fecha()
+        .map_err(bad("issue date"))
+}
+
+fn recipient(e: &store::entities::EntityRow) -> ApiResult<PersonaFisicaJuridica> {
+    let name = e.name.chars().take(120).collect::<String>();
+    if e.country == "ES" {
+        let id = e.fiscal_id.as_deref().ok_or_else(|| {
+            ApiError::bad_request(
+                "VERI*FACTU: a Spanish recipient needs its NIF (`fiscal_id` of the entity) on an F1 invoice. \
+                 The invoice stays a draft.",
+            )
+        })?;
+        return PersonaFisicaJuridica::con_nif(&name, Nif::new(id).map_err(bad("recipient NIF"))?)
+            .map_err(bad("recipient"));
+    }
+    let country = CodigoPais::new(&e.country).map_err(bad("recipient country"))?;
+    let configured: Option<serde_json::Value> = e
+        .verifactu_json
+        .as_deref()
+        .and_then(|v| serde_json::from_str(v).ok());
+    let configured_type = configured
+        .as_ref()
+        .and_then(|v| v["id_type"].as_str())
+        .and_then(|t| IdType::from_code(t).ok());
+    let (id_type, id) = match (&e.vies_vat_id, &e.fiscal_id) {
+        (Some(vat), _) => (configured_type.unwrap_or(IdType::NifIva), vat.clone()),
+        (None, Some(fid)) => (
+            configured_type.unwrap_or(IdType::DocumentoOficialPaisResidencia),
+            fid.clone(),
+        ),
+        (None, None) => {
+            return Err(ApiError::bad_request(
+                "VERI*FACTU: the recipient needs a tax id (`fiscal_id` or `vies_vat_id`) on an F1 invoice. \
+                 The invoice stays a draft.",
+            ));
+        }
+    };
+    let otro = IdOtro::new(Some(country), id_type, &id).map_err(bad("recipient id"))?;
+    PersonaFisicaJuridica::con_id_otro(&name, otro).map_err(bad("recipient"))
+}
+
+/// The `Desglose` from the invoice's computed VAT lines, grouped by treatment and rate.
+fn desglose(lines: &[domain::invoice::Line]) -> ApiResult<(Vec<DetalleDesglose>, i64)> {
+    if lines.iter().any(|l| l.is_tax) {
+        return Err(ApiError::bad_request(
+            "VERI*FACTU: Spanish invoices need their VAT computed by the service (no explicit `is_tax` lines), \
+             so the AEAT breakdown can name each rate. The invoice stays a draft.",
+        ));
+    }
+    let mut groups: Vec<(String, rust_decimal::Decimal, i64, i64)> = Vec::new();
+    for t in lines
+        .iter()
+        .flat_map(|l| &l.tax_lines)
+        .filter(|t| t.kind == "vat")
+    {
+        match groups
+            .iter_mut()
+            .find(|g| g.0 == t.treatment && g.1 == t.rate)
+        {
+            Some(g) => {
+                g.2 += t.base;
+                g.3 += t.amount;
+            }
+            None => groups.push((t.treatment.clone(), t.rate, t.base, t.amount)),
+        }
+    }
+    let importe = |c: i64| Importe::from_cents(c).map_err(bad("amount"));
+    let mut out = Vec::new();
+    let mut cuota_total = 0;
+    for (treatment, rate, base, amount) in groups {
+        let detalle = match treatment.as_str() {
+            "domestic" | "intra_eu_b2c" | "outside_eu_b2c" => {
+                cuota_total += amount;
+                DetalleDesglose::sujeta(
+                    ClaveRegimen::General,
+                    Porcentaje::new(rate).map_err(bad("rate"))?,
+                    importe(base)?,
+                    importe(amount)?,
+                )
+            }
+            // Services taxed where the customer is: not subject in Spain (AEAT FAQ: N2).
+            "reverse_charge" | "not_subject" => DetalleDesglose::no_sujeta(
+                ClaveRegimen::General,
+                CalificacionOperacion::N2,
+                importe(base)?,
+            ),
+            "intra_eu_exempt" => {
+                DetalleDesglose::exenta(ClaveRegimen::General, OperacionExenta::E5, importe(base)?)
+            }
+            "export_exempt" => DetalleDesglose::exenta(
+                ClaveRegimen::Exportacion,
+                OperacionExenta::E2,
+                importe(base)?,
+            ),
+            other => {
+                return Err(ApiError::bad_request(format!(
+                    "VERI*FACTU: the tax treatment `{other}` cannot be reported to the AEAT. The invoice stays a draft."
+                )));
+            }
+        };
+        out.push(detalle);
+    }
+    if out.is_empty() || out.len() > 12 {
+        return Err(ApiError::bad_request(
+            "VERI*FACTU: an invoice needs 1 to 12 distinct VAT breakdown lines. The invoice stays a draft.",
+        ));
+    }
+    Ok((out, cuota_total))
+}
+
+/// Builds, chains and stores the registration record of a just-issued invoice.
+pub async fn register_issue(
+    conn: &mut sqlx::AnyConnection,
+    mode: Mode,
+    company: &store::companies::CompanyRow,
+    invoice: &store::invoices::InvoiceRow,
+    recipient_row: &store::entities::EntityRow,
+    corrected: Option<&store::invoices::InvoiceRow>,
+    now: DateTime<Utc>,
+) -> ApiResult<()> {
+    let nif = Nif::new(&company.fiscal_id).map_err(bad("issuer NIF"))?;
+    let reference = invoice.reference.as_deref().unwrap_or_default();
+    let generated = madrid(now)?;
+    let fecha = generated.fecha().map_err(bad("issue date"))?;
+    let id_factura =
+        IdFactura::parse(nif.as_str(), reference, &fecha.to_string()).map_err(bad("invoice id"))?;
+    let lines: Vec<domain::invoice::Line> =
+        serde_json::from_str(&invoice.lines_json).unwrap_or_default();
+    let (desglose, cuota_total) = desglose(&lines)?;
+    let tipo = match invoice.series.as_str() {
+        "corrective" => {
+            TipoFactura::from_code(invoice.correction_reason.as_deref().unwrap_or("R1"))
+                .map_err(bad("corrective reason"))?
+        }
+        _ => TipoFactura::F1,
+    };
+    let companies: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM companies")
+        .fetch_one(&mut *conn)
+        .await?;
+    let name: String = company.name.chars().take(120).collect();
+    let sistema = SistemaInformatico {
+        productor: PersonaFisicaJuridica::con_nif(&name, nif.clone())
+            .map_err(bad("software producer"))?,
+        nombre_sistema_informatico: "invoicing".into(),
+        id_sistema_informatico: "IV".into(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        numero_instalacion: company.id.clone(),
+        tipo_uso_posible_solo_verifactu: true,
+        tipo_uso_posible_multi_ot: true,
+        indicador_multiples_ot: companies > 1,
+    };
+    let description: String = lines
+        .iter()
+        .map(|l| l.concept.as_str())
+        .collect::<Vec<_>>()
+        .join("; ")
+        .chars()
+        .take(500)
+        .collect();
+    let mut datos = DatosAlta::new(
+        id_factura,
+        &name,
+        tipo,
+        &description,
+        vec![recipient(recipient_row)?],
+        desglose,
+        Importe::from_cents(cuota_total).map_err(bad("CuotaTotal"))?,
+        Importe::from_cents(invoice.net_total + cuota_total).map_err(bad("ImporteTotal"))?,
+        sistema,
+    );
+    if let Some(original) = corrected {
+        let original_id = IdFactura::parse(
+            nif.as_str(),
+            original.reference.as_deref().unwrap_or_default(),
+            &fecha_expedicion(original.issued_at.unwrap_or_default())?.to_string(),
+        )
+        .map_err(bad("corrected invoice id"))?;
+        datos.rectificacion = Some(Rectificacion {
+            tipo: TipoRectificativa::Diferencias,
+            facturas_rectificadas: vec![original_id],
+            importe_rectificacion: None,
+        });
+    }
+
+    let head = store::verifactu::lock_head(conn, &company.id).await?;
+    let previo = match (&head.nif, &head.num_serie, &head.fecha, &head.huella) {
+        (Some(n), Some(s), Some(f), Some(h)) => {
+            Some(RegistroPrevio::parse(n, s, f, h).map_err(bad("previous record"))?)
+        }
+        _ => None,
+    };
+    let (registro, cabeza) =
+        verifactu::chain::encadenar_alta(datos, previo.as_ref(), generated)
+            .map_err(bad("record"))?;
+    let qr_url = verifactu::qr::url_cotejo_registro(&registro, mode.entorno()).ok();
+    let cabecera = Cabecera::new(PersonaNif::new(&name, nif.clone()).map_err(bad("issuer"))?);
+    let xml = RegFactuSistemaFacturacion::new(cabecera, vec![registro.clone().into()])
+        .map_err(bad("submission"))?
+        .to_xml();
+    let seq = head.seq + 1;
+    store::verifactu::insert(
+        conn,
+        &store::verifactu::RecordRow {
+            id: store::new_id(),
+            company_id: company.id.clone(),
+            invoice_id: invoice.id.clone(),
+            seq,
+            kind: "alta".into(),
+            tipo_factura: Some(tipo.code().into()),
+            huella: registro.huella().to_string(),
+            previous_huella: previo.as_ref().map(|p| p.huella.to_string()),
+            hash_input: registro.cadena_huella(),
+            generated_at: generated.to_string(),
+            xml,
+            qr_url,
+            status: if mode == Mode::Disabled {
+                "not_sent"
+            } else {
+                "pending"
+            }
+            .into(),
+            aeat_code: None,
+            aeat_description: None,
+            csv: None,
+            attempts: 0,
+            submitted_at: None,
+            created_at: now.timestamp_micros(),
+        },
+    )
+    .await?;
+    store::verifactu::set_head(
+        conn,
+        &company.id,
+        &store::verifactu::ChainHead {
+            seq,
+            nif: Some(cabeza.id_emisor_factura.as_str().to_owned()),
+            num_serie: Some(cabeza.num_serie_factura.as_str().to_owned()),
+            fecha: Some(cabeza.fecha_expedicion_factura.to_string()),
+            huella: Some(cabeza.huella.to_string()),
+        },
+    )
+    .await?;
+    Ok(())
+}

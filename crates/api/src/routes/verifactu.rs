@@ -1,0 +1,239 @@
+//! VERI*FACTU: an invoice's registration record, and the authorization that
+//! lets a Spanish issuer issue.
+
+use axum::{Json, body::Bytes, extract::Path};
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use crate::{
+    auth::{Caller, DbConn},
+    error::{ApiError, ApiResult},
+    gate::Tx,
+    views::ts,
+};
+
+/// An invoice's registration record and its AEAT submission state.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct VerifactuRecord {
+    pub id: String,
+    pub invoice_id: String,
+    /// Position in the issuer's chain (1 is the first record).
+    pub seq: i64,
+    /// `alta` (registration) or `anulacion` (cancellation).
+    pub kind: String,
+    /// `F1`, `R1`-`R5`.
+    pub tipo_factura: Option<String>,
+    /// The exact string hashed, per the AEAT hash specification.
+    pub hash_input: String,
+    /// SHA-256 of `hash_input`, upper-case hex.
+    pub huella: String,
+    /// The previous record's huella; null for the first record.
+    pub previous_huella: Option<String>,
+    /// `FechaHoraHusoGenRegistro` (Europe/Madrid offset).
+    pub generated_at: String,
+    /// The AEAT verification URL printed as the QR code.
+    pub qr_url: Option<String>,
+    /// The record as submitted (`RegFactuSistemaFacturacion`, validates against SuministroLR.xsd).
+    pub xml: String,
+    /// `not_sent` (mode disabled), `pending`, `sent`, `accepted`, `accepted_with_errors`, `rejected`.
+    pub status: String,
+    pub aeat_code: Option<String>,
+    pub aeat_description: Option<String>,
+    /// The AEAT's secure verification code of an accepted submission.
+    pub csv: Option<String>,
+    pub attempts: i64,
+    pub submitted_at: Option<DateTime<Utc>>,
+    pub created_at: DateTime<Utc>,
+}
+
+/// The records of an invoice, oldest first.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct VerifactuRecords {
+    pub data: Vec<VerifactuRecord>,
+}
+
+/// The VERI*FACTU records of an invoice (empty for non-Spanish issuers).
+#[utoipa::path(get, path = "/v1/invoices/{id}/verifactu", tag = "verifactu",
+    params(("id" = String, Path, description = "Invoice id")),
+    responses((status = 200, body = VerifactuRecords), crate::openapi::ReadErrors))]
+pub async fn invoice_records(
+    caller: Caller,
+    mut db: DbConn,
+    Path(id): Path<String>,
+) -> ApiResult<Json<VerifactuRecords>> {
+    super::invoices::load(&mut db, &caller.company_id, &id).await?;
+    let rows = store::verifactu::for_invoice(&mut db, &caller.company_id, &id).await?;
+    Ok(Json(VerifactuRecords {
+        data: rows
+            .into_iter()
+            .map(|r| VerifactuRecord {
+                id: r.id,
+                invoice_id: r.invoice_id,
+                seq: r.seq,
+                kind: r.kind,
+                tipo_factura: r.tipo_factura,
+                hash_input: r.hash_input,
+                huella: r.huella,
+                previous_huella: r.previous_huella,
+                generated_at: r.generated_at,
+                qr_url: r.qr_url,
+                xml: r.xml,
+                status: r.status,
+                aeat_code: r.aeat_code,
+                aeat_description: r.aeat_description,
+                csv: r.csv,
+                attempts: r.attempts,
+                submitted_at: r.submitted_at.map(ts),
+                created_at: ts(r.created_at),
+            })
+            .collect(),
+    }))
+}
+
+/// Whether the company may issue under VERI*FACTU, and how it got there.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct Authorization {
+    /// Whether the company issues under Spanish rules (type `ES:...`).
+    pub required: bool,
+    /// Issuing is allowed.
+    pub in_effect: bool,
+    /// `none`, `in_effect`, `pending_confirmation` (power of attorney declared) or `rejected`.
+    pub status: String,
+    /// `document`, `power_of_attorney` or null.
+    pub method: Option<String>,
+    pub note: Option<String>,
+    pub updated_at: Option<DateTime<Utc>>,
+}
+
+async fn view(conn: &mut sqlx::AnyConnection, company_id: &str) -> ApiResult<Authorization> {
+    let company = super::invoices::company(conn, company_id).await?;
+    let row = store::verifactu::authorization(conn, company_id).await?;
+    Ok(Authorization {
+        required: crate::aeat::is_spanish(&company),
+        in_effect: row.as_ref().is_some_and(|r| r.in_effect == 1),
+        status: row
+            .as_ref()
+            .map_or_else(|| "none".to_owned(), |r| r.status.clone()),
+        method: row.as_ref().and_then(|r| r.method.clone()),
+        note: row.as_ref().and_then(|r| r.note.clone()),
+        updated_at: row.map(|r| ts(r.updated_at)),
+    })
+}
+
+/// The company's VERI*FACTU authorization.
+#[utoipa::path(get, path = "/v1/verifactu/authorization", tag = "verifactu",
+    responses((status = 200, body = Authorization), crate::openapi::ReadErrors))]
+pub async fn get_authorization(caller: Caller, mut db: DbConn) -> ApiResult<Json<Authorization>> {
+    Ok(Json(view(&mut db, &caller.company_id).await?))
+}
+
+/// Uploads the signed authorization document (PDF). It must parse, carry a digital
+/// signature and name the company's fiscal id; then the authorization is in effect. Human only.
+#[utoipa::path(post, path = "/v1/verifactu/authorization/document", tag = "verifactu",
+    request_body(content = Vec<u8>, content_type = "application/pdf", description = "The signed PDF"),
+    responses((status = 200, body = Authorization), crate::openapi::WriteErrors))]
+pub async fn upload_document(
+    caller: Caller,
+    tx: Tx,
+    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
+) -> ApiResult<Json<Authorization>> {
+    caller.require_human()?;
+    let bytes =
+        body.map_err(|_| ApiError::PayloadTooLarge("The document may be at most 10 MiB.".into()))?;
+    let mut conn = tx.conn().await?;
+    let company = super::invoices::company(&mut conn, &caller.company_id).await?;
+    check_document(&bytes, &company.fiscal_id)?;
+    store::verifactu::set_authorization(
+        &mut conn,
+        &caller.company_id,
+        "in_effect",
+        true,
+        "document",
+        Some("signed authorization document checked"),
+        Some(&caller.user_id),
+    )
+    .await?;
+    Ok(Json(view(&mut conn, &caller.company_id).await?))
+}
+
+/// Declares that a power of attorney was granted at the AEAT; it takes effect once the
+/// daily check confirms it. Human only.
+#[utoipa::path(post, path = "/v1/verifactu/authorization/power-of-attorney", tag = "verifactu",
+    responses((status = 200, body = Authorization), crate::openapi::WriteErrors))]
+pub async fn declare_power_of_attorney(caller: Caller, tx: Tx) -> ApiResult<Json<Authorization>> {
+    caller.require_human()?;
+    let mut conn = tx.conn().await?;
+    let current = store::verifactu::authorization(&mut conn, &caller.company_id).await?;
+    if current.as_ref().is_some_and(|r| r.in_effect == 1) {
+        return Err(ApiError::Conflict(
+            "The authorization is already in effect.".into(),
+        ));
+    }
+    store::verifactu::set_authorization(
+        &mut conn,
+        &caller.company_id,
+        "pending_confirmation",
+        false,
+        "power_of_attorney",
+        Some("declared granted; waiting for the AEAT's confirmation (checked daily)"),
+        Some(&caller.user_id),
+    )
+    .await?;
+    Ok(Json(view(&mut conn, &caller.company_id).await?))
+}
+
+/// Checks a signed authorization PDF: a PDF, with a signature dictionary, naming the fiscal id
+/// (in plain text or inside a compressed stream).
+pub fn check_document(bytes: &[u8], fiscal_id: &str) -> ApiResult<()> {
+    if !bytes.starts_with(b"%PDF-") || !contains(bytes, b"%%EOF") {
+        return Err(ApiError::bad_request(
+            "The authorization document must be a PDF file.",
+        ));
+    }
+    if !(contains(bytes, b"/ByteRange")
+        && (contains(bytes, b"/Sig") || contains(bytes, b"/Contents")))
+    {
+        return Err(ApiError::bad_request(
+            "The authorization document carries no digital signature: sign it (PAdES) and upload it again.",
+        ));
+    }
+    let id = fiscal_id.as_bytes();
+    let named = contains(bytes, id) || streams(bytes).any(|s| contains(&s, id));
+    if !named {
+        return Err(ApiError::bad_request(format!(
+            "The authorization document does not name the company's fiscal id {fiscal_id}."
+        )));
+    }
+    Ok(())
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    !needle.is_empty() && haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+/// The inflated contents of the PDF's Flate streams (those that inflate).
+fn streams(bytes: &[u8]) -> impl Iterator<Item = Vec<u8>> + '_ {
+    let mut rest = bytes;
+    std::iter::from_fn(move || {
+        loop {
+            let start = rest.windows(6).position(|w| w == b"stream")? + 6;
+            let after = &rest[start..];
+            let body = after
+                .strip_prefix(b"\r\n")
+                .or_else(|| after.strip_prefix(b"\n"))
+                .unwrap_or(after);
+            let end = body.windows(9).position(|w| w == b"endstream")?;
+            rest = &body[end + 9..];
+            let mut out = Vec::new();
+            let mut z = flate2::read::ZlibDecoder::new(&body[..end]);
+            if std::io::Read::read_to_end(
+                &mut std::io::Read::take(&mut z, 8 * 1024 * 1024),
+                &mut out,
+            )
+            .is_ok()
+            {
+                return Some(out);
+            }
+        }
+    })
+}
