@@ -196,3 +196,154 @@ fn two_servers_issue_concurrently_on_postgres() {
 fn two_servers_issue_concurrently_on_sqlite() {
     issue_concurrently(TestDb::sqlite());
 }
+
+/// One Spanish issuer, two servers, 60 issues at once: the VERI*FACTU chain
+/// stays one unbroken sequence.
+fn chain_under_concurrency(db: TestDb) {
+    let (ok, _, stderr) = run(&db, &["migrate"]);
+    assert!(ok, "{stderr}");
+    let (ok, boot, stderr) = run(
+        &db,
+        &[
+            "admin",
+            "bootstrap",
+            "--company-name",
+            "Ejemplo SL",
+            "--country",
+            "ES",
+            "--fiscal-id",
+            "B12345674",
+            "--legal-form",
+            "SL",
+            "--email",
+            "es@example.test",
+        ],
+    );
+    assert!(ok, "{stderr}");
+    let company_id = boot["company_id"].as_str().unwrap();
+    let (ok, _, stderr) = run(
+        &db,
+        &[
+            "admin",
+            "verifactu",
+            "authorize",
+            "--company",
+            company_id,
+            "--method",
+            "document",
+        ],
+    );
+    assert!(ok, "{stderr}");
+    let c = std::sync::Arc::new(Company {
+        token: boot["token"].as_str().unwrap().to_owned(),
+        proof: boot["human_proof"].as_str().unwrap().to_owned(),
+    });
+    let servers = [
+        Server::start(&db, &["serve"]),
+        Server::start(&db, &["serve"]),
+    ];
+    let bases: Vec<String> = servers.iter().map(|s| s.base.clone()).collect();
+    let (s, _) = call(
+        &bases[0],
+        &c,
+        "POST",
+        "/v1/company/registration",
+        Some(json!({
+        "name": "Ejemplo SL", "fiscal_id": "B12345674", "email": "b@example.test", "phone": "1", "type": "ES:SL",
+        "address": {"lines": ["Calle 1"], "zipcode": "28001", "city": "Madrid", "country": "ES"}})),
+    );
+    assert_eq!(s, 200);
+    let (_, docs) = call(&bases[0], &c, "GET", "/v1/agreements", None);
+    for d in docs["data"].as_array().unwrap() {
+        call(
+            &bases[0],
+            &c,
+            "POST",
+            &format!("/v1/agreements/{}/accept", d["id"].as_str().unwrap()),
+            None,
+        );
+    }
+    let (s, e) = call(
+        &bases[0],
+        &c,
+        "POST",
+        "/v1/entities",
+        Some(json!({
+        "name": "Cliente SA", "type": "ES:SA", "fiscal_id": "A84532506", "address": {"country": "ES"}})),
+    );
+    assert_eq!(s, 201, "{e}");
+    let customer = e["id"].as_str().unwrap().to_owned();
+    let ids: Vec<String> = (0..60)
+        .map(|n| {
+            let (s, d) = call(&bases[n % 2], &c, "POST", "/v1/invoices", Some(json!({
+                "recipient_id": customer, "lines": [{"concept": "Trabajo", "unit_price": 1000 + n}]})));
+            assert_eq!(s, 201, "{d}");
+            d["id"].as_str().unwrap().to_owned()
+        })
+        .collect();
+    let handles: Vec<_> = (0..6)
+        .map(|t| {
+            let chunk: Vec<String> = ids.iter().skip(t).step_by(6).cloned().collect();
+            let (c, bases) = (c.clone(), bases.clone());
+            std::thread::spawn(move || {
+                for (k, id) in chunk.iter().enumerate() {
+                    let (s, inv) = call(
+                        &bases[(t + k) % 2],
+                        &c,
+                        "POST",
+                        &format!("/v1/invoices/{id}/issue"),
+                        None,
+                    );
+                    assert_eq!(s, 200, "{inv}");
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().expect("issuer thread");
+    }
+    let mut records: Vec<Value> = ids
+        .iter()
+        .map(|id| {
+            let (s, r) = call(
+                &bases[0],
+                &c,
+                "GET",
+                &format!("/v1/invoices/{id}/verifactu"),
+                None,
+            );
+            assert_eq!(s, 200);
+            r["data"][0].clone()
+        })
+        .collect();
+    records.sort_by_key(|r| r["seq"].as_i64().unwrap());
+    let seqs: Vec<i64> = records.iter().map(|r| r["seq"].as_i64().unwrap()).collect();
+    assert_eq!(
+        seqs,
+        (1..=60).collect::<Vec<_>>(),
+        "one record each, no gaps, no duplicates"
+    );
+    assert!(records[0]["previous_huella"].is_null());
+    for pair in records.windows(2) {
+        assert_eq!(
+            pair[1]["previous_huella"], pair[0]["huella"],
+            "record {} links to {}",
+            pair[1]["seq"], pair[0]["seq"]
+        );
+        let input = pair[1]["hash_input"].as_str().unwrap();
+        assert!(input.contains(&format!("&Huella={}&", pair[0]["huella"].as_str().unwrap())));
+    }
+    for s in servers {
+        assert!(s.stop().success());
+    }
+}
+
+#[test]
+fn verifactu_chain_stays_intact_on_postgres() {
+    chain_under_concurrency(TestDb::postgres());
+}
+
+#[test]
+fn verifactu_chain_stays_intact_on_sqlite() {
+    chain_under_concurrency(TestDb::sqlite());
+}
