@@ -259,9 +259,8 @@ pub async fn register_issue(
         }
         _ => None,
     };
-    let (registro, cabeza) =
-        verifactu::chain::encadenar_alta(datos, previo.as_ref(), generated)
-            .map_err(bad("record"))?;
+    let (registro, cabeza) = verifactu::chain::encadenar_alta(datos, previo.as_ref(), generated)
+        .map_err(bad("record"))?;
     let qr_url = verifactu::qr::url_cotejo_registro(&registro, mode.entorno()).ok();
     let cabecera = Cabecera::new(PersonaNif::new(&name, nif.clone()).map_err(bad("issuer"))?);
     let xml = RegFactuSistemaFacturacion::new(cabecera, vec![registro.clone().into()])

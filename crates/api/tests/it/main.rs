@@ -11,6 +11,7 @@ mod docs;
 mod entities;
 mod fx;
 mod invoices;
+mod isolation;
 mod money;
 mod session;
 mod tokens;
