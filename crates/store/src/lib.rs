@@ -13,6 +13,7 @@
 
 pub mod audit;
 pub mod bank_accounts;
+pub mod bench_support;
 pub mod bootstrap;
 pub mod companies;
 pub mod counters;
