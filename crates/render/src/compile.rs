@@ -28,6 +28,7 @@ pub const MAX_ABANDONED: usize = 2;
 const STACK_BYTES: usize = 16 * 1024 * 1024;
 
 static ABANDONED: AtomicUsize = AtomicUsize::new(0);
+static RENDERS: AtomicUsize = AtomicUsize::new(0);
 
 const RUNNING: u8 = 0;
 const FINISHED: u8 = 1;
@@ -57,19 +58,15 @@ pub fn to_pdf(
         .name("render".into())
         .stack_size(STACK_BYTES)
         .spawn(move || {
+            // Dropped last, also when Typst panics: settles the abandoned count.
+            let _finished = Finished(worker_state);
             let result = compile(&world, &snippets, timestamp);
-            // Keep the per-process memo cache from growing without bound across renders.
-            typst::comemo::evict(30);
-            let _ = tx.send(result);
-            let finished = worker_state.compare_exchange(
-                RUNNING,
-                FINISHED,
-                Ordering::SeqCst,
-                Ordering::SeqCst,
-            );
-            if finished.is_err() {
-                ABANDONED.fetch_sub(1, Ordering::SeqCst);
+            // Bound Typst's per-process memo cache: every tenth render, drop what the last
+            // few dozen renders did not use (evicting costs about a millisecond).
+            if RENDERS.fetch_add(1, Ordering::Relaxed) % 10 == 9 {
+                typst::comemo::evict(3);
             }
+            let _ = tx.send(result);
         });
     if let Err(err) = spawned {
         return Err(RenderError::Internal(format!(
@@ -90,6 +87,20 @@ pub fn to_pdf(
             rx.recv().unwrap_or_else(|_| Err(crashed()))
         }
         Err(mpsc::RecvTimeoutError::Disconnected) => Err(crashed()),
+    }
+}
+
+/// Marks a worker finished; if its caller had already given up, it is no longer abandoned.
+struct Finished(Arc<AtomicU8>);
+
+impl Drop for Finished {
+    fn drop(&mut self) {
+        let state = self
+            .0
+            .compare_exchange(RUNNING, FINISHED, Ordering::SeqCst, Ordering::SeqCst);
+        if state.is_err() {
+            ABANDONED.fetch_sub(1, Ordering::SeqCst);
+        }
     }
 }
 

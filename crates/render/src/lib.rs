@@ -9,14 +9,17 @@
 //!   SVG, the company snippets). Any other path, package or system font is unavailable;
 //!   there is no network. Fonts and the standard library are loaded once per process.
 //! - **Company snippets** (footer and post-invoice Typst) compile in that same world, with
-//!   `{{key}}` placeholders replaced by data lookups (see [`snippet`]), a size cap, and a
+//!   `{{key}}` placeholders replaced by data lookups (rules in [`snippet`]), a size cap, and a
 //!   deadline ([`Limits::timeout`]); errors name the snippet line and column.
 //! - **Reproducible.** The same document gives byte-identical PDFs: the PDF date is the
 //!   issue date, `datetime.today()` is the issue date, and no random ids are written.
 //!
-//! Memory is not bounded in-process (Rust cannot cap one thread's allocations): a hostile
-//! snippet such as `#range(1000000000)` can allocate until the deadline. Run renders of
-//! untrusted snippets in a worker process with an address-space limit if that matters.
+//! Limits of in-process sandboxing: Typst cannot be interrupted, so a render past its
+//! deadline returns [`RenderError::Timeout`] at once but its thread runs on until Typst
+//! finishes (at most [`MAX_ABANDONED`] such threads; then renders get [`RenderError::Busy`]).
+//! Memory is not bounded (Rust cannot cap one thread's allocations): a hostile snippet such
+//! as `#range(1000000000)` allocates gigabytes. Where that matters, run renders of company
+//! snippets in a worker process with an address-space limit that is killed at the deadline.
 #![forbid(unsafe_code)]
 
 mod compile;
@@ -35,6 +38,7 @@ use chrono::Datelike;
 use typst::foundations::Datetime;
 use typst_pdf::Timestamp;
 
+pub use crate::compile::MAX_ABANDONED;
 pub use crate::error::{RenderError, SnippetSlot};
 pub use crate::model::*;
 pub use crate::snippet::MAX_SNIPPET_BYTES;

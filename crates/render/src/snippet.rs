@@ -1,7 +1,7 @@
 //! Company snippets: size cap, `{{key}}` placeholders, and error positions in the snippet as written.
 //!
 //! A snippet is Typst code written by the company (semi-trusted). It is compiled in the same
-//! sandboxed world as the templates (see [`crate::world`]), as its own file
+//! sandboxed world as the templates (`world.rs`), as its own file
 //! (`/company/footer.typ` or `/company/post.typ`) that the template `include`s.
 //!
 //! A `{{key}}` token (key `[a-z][a-z0-9_]{0,39}`, spaces inside the braces allowed) is

@@ -305,22 +305,42 @@ fn the_qr_code_and_its_caption_are_on_the_first_page() {
 #[test]
 #[ignore = "timing print; run with --release --ignored --nocapture"]
 fn timing() {
+    let start = Instant::now();
     render::warm_up();
+    println!(
+        "warm-up (fonts, library, templates): {:.2?}",
+        start.elapsed()
+    );
     let doc = invoice();
+    let start = Instant::now();
     render_ok(&doc);
+    println!("first one-page invoice: {:.2?}", start.elapsed());
     let runs = 50;
     let start = Instant::now();
     for _ in 0..runs {
         render_ok(&doc);
     }
     println!(
-        "one-page invoice: {:.2?} per render",
+        "same one-page invoice again: {:.2?} per render",
         start.elapsed() / runs
     );
-    let long = long_invoice(120);
     let start = Instant::now();
-    render_ok(&long);
-    println!("120-line invoice: {:.2?}", start.elapsed());
+    for i in 0..runs {
+        let mut doc = invoice();
+        doc.reference = Some(format!("F2026-{i:04}"));
+        doc.lines[0].concept = format!("Consulting, batch {i}");
+        doc.totals.total_minor += i64::from(i);
+        render_ok(&doc);
+    }
+    println!(
+        "distinct one-page invoices: {:.2?} per render",
+        start.elapsed() / runs
+    );
+    for n in [120, 500] {
+        let start = Instant::now();
+        render_ok(&long_invoice(n));
+        println!("{n}-line invoice: {:.2?}", start.elapsed());
+    }
 }
 
 fn qr() -> QrCode {

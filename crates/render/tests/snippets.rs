@@ -138,9 +138,9 @@ fn big_snippets_are_refused() {
 
 #[test]
 fn runaway_snippets_are_abandoned_at_the_deadline() {
-    let doc = with_footer("#for i in range(100000) { for j in range(100000) { } }");
+    let doc = with_footer("#for i in range(1500) { for j in range(1500) { } }");
     let limits = Limits {
-        timeout: Duration::from_millis(300),
+        timeout: Duration::from_millis(20),
     };
     let start = Instant::now();
     let err = render_invoice_with(&doc, &limits).unwrap_err();
