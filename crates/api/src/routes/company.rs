@@ -14,7 +14,7 @@ use crate::{
 };
 
 /// Largest company-supplied Typst snippet, in bytes.
-const MAX_TYPST_SNIPPET: usize = 32 * 1024;
+const MAX_TYPST_SNIPPET: usize = render::MAX_SNIPPET_BYTES;
 /// Most custom placeholders a company may define.
 const MAX_PLACEHOLDERS: usize = 50;
 
@@ -269,6 +269,20 @@ pub async fn update_company(
                     "`{field}` must be at most {} KiB.",
                     MAX_TYPST_SNIPPET / 1024
                 )));
+            }
+            if let Some(snippet) = v.as_deref().filter(|s| !s.trim().is_empty()) {
+                let slot = if field == "footerInvoiceTypst" {
+                    render::SnippetSlot::Footer
+                } else {
+                    render::SnippetSlot::Post
+                };
+                let snippet = snippet.to_owned();
+                tokio::task::spawn_blocking(move || render::check_snippet_as(slot, &snippet))
+                    .await
+                    .map_err(|e| ApiError::Internal(e.into()))?
+                    .map_err(|e| {
+                        ApiError::bad_request(format!("`{field}` does not compile: {e}."))
+                    })?;
             }
             *target = v.filter(|s| !s.trim().is_empty());
         }

@@ -9,6 +9,7 @@ pub mod entities;
 pub mod expenses;
 pub mod health;
 pub mod invoices;
+pub mod pdf;
 pub mod proformas;
 pub mod session;
 pub mod taxes;
@@ -95,6 +96,8 @@ pub fn v1() -> OpenApiRouter<AppState> {
                 .layer(axum::extract::DefaultBodyLimit::max(expenses::MAX_RECEIPT)),
         )
         .routes(routes!(dashboard::get_dashboard))
+        .routes(routes!(pdf::invoice_pdf))
+        .routes(routes!(pdf::proforma_pdf))
         .routes(routes!(verifactu::invoice_records))
         .routes(routes!(verifactu::get_authorization))
         .routes(routes!(verifactu::declare_power_of_attorney))

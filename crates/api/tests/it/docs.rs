@@ -65,6 +65,8 @@ const ROUTES: &[&str] = &[
     "GET /v1/expenses/{id}/receipt",
     "GET /v1/dashboard",
     "GET /v1/invoices/{id}/verifactu",
+    "GET /v1/invoices/{id}/pdf",
+    "GET /v1/proformas/{id}/pdf",
     "GET /v1/verifactu/authorization",
     "POST /v1/verifactu/authorization/document",
     "POST /v1/verifactu/authorization/power-of-attorney",

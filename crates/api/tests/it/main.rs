@@ -13,6 +13,7 @@ mod fx;
 mod invoices;
 mod isolation;
 mod money;
+mod pdf;
 mod session;
 mod tokens;
 mod verifactu;
