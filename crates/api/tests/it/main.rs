@@ -3,6 +3,8 @@
 #[macro_use]
 pub mod support;
 
+pub mod background;
+
 mod agreements;
 mod audit;
 mod auth;
@@ -11,5 +13,6 @@ mod docs;
 mod entities;
 mod fx;
 mod invoices;
+mod queue;
 mod session;
 mod tokens;

@@ -125,6 +125,8 @@ pub struct TestApp {
     /// Set to move the service's clock; `None` is real time.
     pub clock: Arc<Mutex<Option<DateTime<Utc>>>>,
     pub db: Db,
+    /// The database URL, for a second pool (as a second process would have).
+    pub url: String,
     pub router: Router,
     pub a: Tenant,
     pub b: Tenant,
@@ -213,6 +215,7 @@ impl TestApp {
             engine,
             clock,
             db,
+            url,
             router,
             a,
             b,
@@ -303,6 +306,7 @@ impl TestApp {
             "proformas",
             "document_counters",
             "verifactu_authorizations",
+            "jobs",
         ];
         let mut out = String::new();
         for t in tables {
