@@ -367,6 +367,7 @@ db_test!(every_mutating_route_is_gated_for_ai_callers, |app| {
                 .replace("/agreements/{id}", &format!("/agreements/{agreement}"))
                 .replace("/tokens/{id}", &format!("/tokens/{token}"))
                 .replace("/ai-audit/{id}", &format!("/ai-audit/{pending}"))
+                .replace("{email}", "owner@alpha.test")
                 .replace("{id}", &uuid::Uuid::new_v4().to_string());
             let m = method.to_uppercase();
             for who in [As::Ai(&app.a), As::Mcp(&app.a)] {

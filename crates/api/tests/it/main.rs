@@ -13,6 +13,8 @@ mod docs;
 mod entities;
 mod fx;
 mod invoices;
+mod members;
+mod members_mail;
 mod queue;
 mod session;
 mod tokens;
