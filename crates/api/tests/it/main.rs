@@ -15,6 +15,7 @@ mod fx;
 mod invoices;
 mod members;
 mod members_mail;
+mod members_status;
 mod queue;
 mod session;
 mod tokens;
