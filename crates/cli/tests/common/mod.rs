@@ -99,6 +99,7 @@ pub struct Server {
     child: Child,
     pub base: String,
     pub bootstrap: Option<Value>,
+    logs: std::sync::Arc<std::sync::Mutex<String>>,
 }
 
 impl Server {
@@ -121,7 +122,15 @@ impl Server {
             }
         };
         // Keep draining stderr so the server never blocks on a full pipe.
-        std::thread::spawn(move || for _ in lines {});
+        let logs = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let sink = logs.clone();
+        std::thread::spawn(move || {
+            for line in lines.map_while(Result::ok) {
+                let mut all = sink.lock().expect("lock");
+                all.push_str(&line);
+                all.push('\n');
+            }
+        });
         // stdout carries only the bootstrap JSON, printed before the listener
         // starts; a thread collects it (the pipe stays open while the server runs).
         let mut stdout = child.stdout.take().expect("stdout");
@@ -144,7 +153,13 @@ impl Server {
             child,
             base,
             bootstrap,
+            logs,
         }
+    }
+
+    /// What the server wrote to stderr after it started listening.
+    pub fn logs(&self) -> String {
+        self.logs.lock().expect("lock").clone()
     }
 
     pub fn stop(mut self) -> std::process::ExitStatus {
