@@ -235,3 +235,54 @@ fn serve_writes_mail_to_the_outbox_by_default_sqlite() {
 fn serve_writes_mail_to_the_outbox_by_default_postgres() {
     serve_writes_mail_to_the_outbox_by_default(TestDb::postgres());
 }
+
+fn dead_jobs_are_listed_with_their_error_and_retried(db: TestDb) {
+    let (ok, _, stderr) = run(&db, &["migrate"]);
+    assert!(ok, "{stderr}");
+    let id = "01900000-0000-7000-8000-00000000dead";
+    tokio::runtime::Runtime::new().expect("rt").block_on(async {
+        sqlx::any::install_default_drivers();
+        let pool = sqlx::AnyPool::connect(&db.url).await.expect("db");
+        sqlx::query(
+            "INSERT INTO jobs (id, kind, payload, status, attempts, max_attempts, run_at, \
+             last_error, created_at, updated_at, finished_at) \
+             VALUES ($1, 'email.send', '{\"to\":\"x@example.com\"}', 'dead', 10, 10, 1, \
+             'connection refused', 1, 1, 1)",
+        )
+        .bind(id)
+        .execute(&pool)
+        .await
+        .expect("insert");
+        pool.close().await;
+    });
+    let (ok, out, stderr) = run(&db, &["admin", "jobs", "list", "--status", "dead"]);
+    assert!(ok, "{stderr}");
+    let jobs = out["data"].as_array().expect("data");
+    assert_eq!(jobs.len(), 1);
+    assert_eq!(jobs[0]["id"], id);
+    assert_eq!(jobs[0]["last_error"], "connection refused");
+    assert_eq!(jobs[0]["attempts"], 10);
+    assert!(jobs[0].get("payload").is_none(), "payloads are not shown");
+
+    let (ok, out, stderr) = run(&db, &["admin", "jobs", "retry", id]);
+    assert!(ok, "{stderr}");
+    assert_eq!(out["status"], "queued");
+    assert_eq!(out["attempts"], 0);
+    let (ok, _, stderr) = run(&db, &["admin", "jobs", "retry", id]);
+    assert!(!ok);
+    assert!(stderr.contains("not dead"), "{stderr}");
+    let (ok, _, stderr) = run(&db, &["admin", "jobs", "retry", "nope"]);
+    assert!(!ok && stderr.contains("no job"), "{stderr}");
+    let (_, out, _) = run(&db, &["admin", "jobs", "list", "--status", "dead"]);
+    assert_eq!(out["data"].as_array().map(Vec::len), Some(0));
+}
+
+#[test]
+fn dead_jobs_are_listed_with_their_error_and_retried_sqlite() {
+    dead_jobs_are_listed_with_their_error_and_retried(TestDb::sqlite());
+}
+
+#[test]
+fn dead_jobs_are_listed_with_their_error_and_retried_postgres() {
+    dead_jobs_are_listed_with_their_error_and_retried(TestDb::postgres());
+}

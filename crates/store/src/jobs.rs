@@ -280,12 +280,18 @@ pub struct JobRow {
 const COLUMNS: &str = "id, kind, payload, company_id, status, attempts, max_attempts, run_at, \
     locked_by, last_error, dedupe_key, created_at, finished_at";
 
-/// Jobs in insertion order, optionally of one kind.
-pub async fn list(conn: &mut AnyConnection, kind: Option<&str>) -> sqlx::Result<Vec<JobRow>> {
+/// Jobs in insertion order, optionally of one kind and one status.
+pub async fn list(
+    conn: &mut AnyConnection,
+    kind: Option<&str>,
+    status: Option<&str>,
+) -> sqlx::Result<Vec<JobRow>> {
     sqlx::query_as::<_, JobRow>(sqlx::AssertSqlSafe(format!(
-        "SELECT {COLUMNS} FROM jobs WHERE ($1 IS NULL OR kind = $1) ORDER BY id"
+        "SELECT {COLUMNS} FROM jobs WHERE ($1 IS NULL OR kind = $1) \
+         AND ($2 IS NULL OR status = $2) ORDER BY id"
     )))
     .bind(kind)
+    .bind(status)
     .fetch_all(conn)
     .await
 }

@@ -79,7 +79,9 @@ impl TestApp {
     /// Every job, oldest first, optionally of one kind.
     pub async fn jobs(&self, kind: Option<&str>) -> Vec<store::jobs::JobRow> {
         let mut conn = self.db.pool().acquire().await.expect("conn");
-        store::jobs::list(&mut conn, kind).await.expect("jobs")
+        store::jobs::list(&mut conn, kind, None)
+            .await
+            .expect("jobs")
     }
 
     /// Waits until `check` holds for the jobs of `kind` (or fails after 30 s).
