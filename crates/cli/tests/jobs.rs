@@ -34,15 +34,7 @@ impl WorkerProc {
             .spawn()
             .expect("spawn worker");
         let stderr = child.stderr.take().expect("stderr");
-        let logs = Arc::new(Mutex::new(String::new()));
-        let sink = logs.clone();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                let mut all = sink.lock().expect("lock");
-                all.push_str(&line);
-                all.push('\n');
-            }
-        });
+        let logs = keep_lines(BufReader::new(stderr).lines());
         let started = Instant::now();
         while !logs.lock().expect("lock").contains("worker started") {
             assert!(
