@@ -10,6 +10,7 @@
 
 use std::{path::PathBuf, time::Duration};
 
+use crate::JobError;
 use lettre::{
     AsyncFileTransport, AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor,
     message::{Mailbox, MultiPart, SinglePart, header},
@@ -114,12 +115,13 @@ impl Mailer {
         }
     }
 
-    /// Sends one message; any failure is worth retrying later.
-    pub async fn send(&self, mail: &OutgoingMail) -> anyhow::Result<()> {
-        let to: Mailbox = mail
-            .to
-            .parse()
-            .map_err(|e| anyhow::anyhow!("`{}` is not a mail address: {e}", mail.to))?;
+    /// Sends one message. A refusal that will never change (an address the
+    /// server rejects with a 5xx, or no address at all) is a permanent error;
+    /// anything else (server down, timeout, a 4xx) is worth retrying.
+    pub async fn send(&self, mail: &OutgoingMail) -> Result<(), JobError> {
+        let to: Mailbox = mail.to.parse().map_err(|e| {
+            JobError::Permanent(format!("`{}` is not a mail address: {e}", mail.to))
+        })?;
         let mut builder = Message::builder()
             .from(self.from.clone())
             .to(to)
@@ -135,22 +137,28 @@ impl Mailer {
                 .header(header::ContentTransferEncoding::QuotedPrintable)
                 .body(body.to_owned())
         };
-        let message = builder.multipart(
-            MultiPart::alternative()
-                .singlepart(part(header::ContentType::TEXT_PLAIN, &mail.text))
-                .singlepart(part(header::ContentType::TEXT_HTML, &mail.html)),
-        )?;
+        let message = builder
+            .multipart(
+                MultiPart::alternative()
+                    .singlepart(part(header::ContentType::TEXT_PLAIN, &mail.text))
+                    .singlepart(part(header::ContentType::TEXT_HTML, &mail.html)),
+            )
+            .map_err(|e| JobError::Permanent(format!("the message cannot be built: {e}")))?;
         match &self.transport {
-            Transport::Smtp(smtp) => {
-                smtp.send(message).await?;
-            }
+            Transport::Smtp(smtp) => smtp.send(message).await.map(drop).map_err(|e| {
+                if e.is_permanent() {
+                    JobError::Permanent(format!("the mail server refused the message: {e}"))
+                } else {
+                    JobError::Transient(e.into())
+                }
+            }),
             Transport::File(file, dir) => {
                 tokio::fs::create_dir_all(dir).await.map_err(|e| {
                     anyhow::anyhow!("cannot create the outbox {}: {e}", dir.display())
                 })?;
-                file.send(message).await?;
+                file.send(message).await.map_err(anyhow::Error::from)?;
+                Ok(())
             }
         }
-        Ok(())
     }
 }

@@ -89,6 +89,7 @@ pub fn decode_qp(s: &str) -> String {
 pub struct SmtpSink {
     pub port: u16,
     received: Arc<Mutex<Vec<Received>>>,
+    rejected: Arc<Mutex<Vec<String>>>,
     task: JoinHandle<()>,
 }
 
@@ -103,20 +104,29 @@ impl SmtpSink {
         let listener = TcpListener::bind(("127.0.0.1", port)).await?;
         let port = listener.local_addr()?.port();
         let received: Arc<Mutex<Vec<Received>>> = Arc::default();
-        let store = received.clone();
+        let rejected: Arc<Mutex<Vec<String>>> = Arc::default();
+        let (store, refuse) = (received.clone(), rejected.clone());
         let task = tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
-                let store = store.clone();
+                let (store, refuse) = (store.clone(), refuse.clone());
                 tokio::spawn(async move {
-                    let _ = session(stream, store).await;
+                    let _ = session(stream, store, refuse).await;
                 });
             }
         });
         Ok(Self {
             port,
             received,
+            rejected,
             task,
         })
+    }
+
+    /// Refuses `address` for good (`550`), as a server does for an unknown mailbox.
+    pub fn reject(&self, address: &str) {
+        if let Ok(mut r) = self.rejected.lock() {
+            r.push(address.to_owned());
+        }
     }
 
     /// The `INVOICING_SMTP_URL` of this server.
@@ -154,7 +164,11 @@ pub fn unused_port() -> std::io::Result<u16> {
     l.local_addr().map(|a| a.port())
 }
 
-async fn session(stream: TcpStream, store: Arc<Mutex<Vec<Received>>>) -> std::io::Result<()> {
+async fn session(
+    stream: TcpStream,
+    store: Arc<Mutex<Vec<Received>>>,
+    rejected: Arc<Mutex<Vec<String>>>,
+) -> std::io::Result<()> {
     let (read, mut write) = stream.into_split();
     let mut lines = BufReader::new(read);
     write.write_all(b"220 sink ESMTP ready\r\n").await?;
@@ -176,8 +190,13 @@ async fn session(stream: TcpStream, store: Arc<Mutex<Vec<Received>>>) -> std::io
             to.clear();
             b"250 OK\r\n"
         } else if upper.starts_with("RCPT TO:") {
-            to.push(address(&cmd["RCPT TO:".len()..]));
-            b"250 OK\r\n"
+            let rcpt = address(&cmd["RCPT TO:".len()..]);
+            if rejected.lock().is_ok_and(|r| r.contains(&rcpt)) {
+                b"550 5.1.1 no such mailbox\r\n"
+            } else {
+                to.push(rcpt);
+                b"250 OK\r\n"
+            }
         } else if upper == "DATA" {
             write.write_all(b"354 end with <CRLF>.<CRLF>\r\n").await?;
             let mut data = String::new();

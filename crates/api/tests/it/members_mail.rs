@@ -204,3 +204,30 @@ db_test!(without_smtp_mail_is_written_to_the_outbox, |app| {
     assert!(eml.contains("Subject: You now have access to Alpha Ltd"));
     assert_eq!(app.jobs(Some("email.send")).await[0].status, "done");
 });
+
+db_test!(
+    a_mailbox_the_server_refuses_ends_the_job_dead_with_the_error,
+    |app| {
+        let sink = SmtpSink::start().await.unwrap();
+        sink.reject("ghost@example.com");
+        let outbox = tempfile::tempdir().unwrap();
+        // The request succeeds: the refusal happens later, in the worker.
+        add(
+            &app,
+            &app.a,
+            json!({"email": "ghost@example.com", "kind": "oauth"}),
+        )
+        .await;
+        let worker = app.worker(Some(sink.url()), outbox.path());
+        assert_eq!(worker.run_until_idle().await.unwrap(), 1);
+        let job = &app.jobs(Some("email.send")).await[0];
+        assert_eq!(job.status, "dead", "a permanent refusal is not retried");
+        assert_eq!(job.attempts, 1);
+        let error = job.last_error.as_deref().unwrap_or_default();
+        assert!(
+            error.contains("refused") && error.contains("550"),
+            "{error}"
+        );
+        assert!(sink.messages().is_empty());
+    }
+);
