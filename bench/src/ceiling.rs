@@ -5,16 +5,26 @@
 //! Usage: `ceiling <database-url> <listen-addr>`; prints `listening on http://ADDR`.
 #![forbid(unsafe_code)]
 
-use axum::{Router, extract::State, routing::{get, post}};
+use axum::{
+    Router,
+    extract::State,
+    routing::{get, post},
+};
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let mut args = std::env::args().skip(1);
-    let url = args.next().ok_or_else(|| anyhow::anyhow!("usage: ceiling <database-url> <listen-addr>"))?;
+    let url = args
+        .next()
+        .ok_or_else(|| anyhow::anyhow!("usage: ceiling <database-url> <listen-addr>"))?;
     let addr = args.next().unwrap_or_else(|| "127.0.0.1:0".into());
     let db = store::Db::connect(&url).await?;
     db.migrate().await?;
-    sqlx_exec(&db, "CREATE TABLE IF NOT EXISTS bench_ceiling (id TEXT PRIMARY KEY, v BIGINT NOT NULL)").await?;
+    sqlx_exec(
+        &db,
+        "CREATE TABLE IF NOT EXISTS bench_ceiling (id TEXT PRIMARY KEY, v BIGINT NOT NULL)",
+    )
+    .await?;
     let app = Router::new()
         .route("/read", get(read))
         .route("/write", post(write))
@@ -44,7 +54,9 @@ async fn read(State(db): State<store::Db>) -> Result<String, String> {
 /// One write transaction (an insert), committed.
 async fn write(State(db): State<store::Db>) -> Result<&'static str, String> {
     let mut tx = db.begin_write().await.map_err(|e| e.to_string())?;
-    store::bench_support::insert_ceiling_row(tx.conn(), &store::new_id()).await.map_err(|e| e.to_string())?;
+    store::bench_support::insert_ceiling_row(tx.conn(), &store::new_id())
+        .await
+        .map_err(|e| e.to_string())?;
     tx.commit().await.map_err(|e| e.to_string())?;
     Ok("ok")
 }

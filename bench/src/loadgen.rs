@@ -20,7 +20,10 @@ fn agent() -> ureq::Agent {
 }
 
 fn arg(args: &[String], name: &str) -> Option<String> {
-    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned()
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .cloned()
 }
 
 fn need(args: &[String], name: &str) -> anyhow::Result<String> {
@@ -36,7 +39,13 @@ struct Company {
     invoice: String,
 }
 
-fn send(http: &ureq::Agent, c: &Company, method: &str, url: &str, body: Option<Value>) -> anyhow::Result<(u16, Value)> {
+fn send(
+    http: &ureq::Agent,
+    c: &Company,
+    method: &str,
+    url: &str,
+    body: Option<Value>,
+) -> anyhow::Result<(u16, Value)> {
     let auth = format!("Bearer {}", c.token);
     let mut resp = match (method, body) {
         ("GET", _) => http.get(url).header("Authorization", &auth).call()?,
@@ -53,32 +62,76 @@ fn send(http: &ureq::Agent, c: &Company, method: &str, url: &str, body: Option<V
     };
     let status = resp.status().as_u16();
     let bytes = resp.body_mut().read_to_vec()?;
-    Ok((status, serde_json::from_slice(&bytes).unwrap_or(Value::Null)))
+    Ok((
+        status,
+        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+    ))
 }
 
 fn seed(args: &[String]) -> anyhow::Result<()> {
     let base = need(args, "--base")?;
-    let mut c = Company { token: need(args, "--token")?, proof: need(args, "--proof")?, entity: String::new(), invoice: String::new() };
+    let mut c = Company {
+        token: need(args, "--token")?,
+        proof: need(args, "--proof")?,
+        entity: String::new(),
+        invoice: String::new(),
+    };
     let http = agent();
-    let (s, _) = send(&http, &c, "POST", &format!("{base}/v1/company/registration"), Some(json!({
+    let (s, _) = send(
+        &http,
+        &c,
+        "POST",
+        &format!("{base}/v1/company/registration"),
+        Some(json!({
         "name": "Bench Ltd", "fiscal_id": "IE6388047V", "email": "bench@example.test", "phone": "1",
-        "address": {"lines": ["1 Bench St"], "zipcode": "D1", "city": "Dublin", "country": "IE"}})))?;
+        "address": {"lines": ["1 Bench St"], "zipcode": "D1", "city": "Dublin", "country": "IE"}})),
+    )?;
     anyhow::ensure!(s == 200, "registration answered {s}");
     let (_, docs) = send(&http, &c, "GET", &format!("{base}/v1/agreements"), None)?;
     for d in docs["data"].as_array().cloned().unwrap_or_default() {
-        send(&http, &c, "POST", &format!("{base}/v1/agreements/{}/accept", d["id"].as_str().unwrap_or_default()), None)?;
+        send(
+            &http,
+            &c,
+            "POST",
+            &format!(
+                "{base}/v1/agreements/{}/accept",
+                d["id"].as_str().unwrap_or_default()
+            ),
+            None,
+        )?;
     }
-    let (s, e) = send(&http, &c, "POST", &format!("{base}/v1/entities"), Some(json!({
-        "name": "Customer Ltd", "type": "IE:LTD", "fiscal_id": "IE6388047V", "address": {"country": "IE"}})))?;
+    let (s, e) = send(
+        &http,
+        &c,
+        "POST",
+        &format!("{base}/v1/entities"),
+        Some(json!({
+        "name": "Customer Ltd", "type": "IE:LTD", "fiscal_id": "IE6388047V", "address": {"country": "IE"}})),
+    )?;
     anyhow::ensure!(s == 201, "entity answered {s}: {e}");
     c.entity = e["id"].as_str().unwrap_or_default().to_owned();
-    let (s, d) = send(&http, &c, "POST", &format!("{base}/v1/invoices"), Some(draft_body(&c.entity)))?;
+    let (s, d) = send(
+        &http,
+        &c,
+        "POST",
+        &format!("{base}/v1/invoices"),
+        Some(draft_body(&c.entity)),
+    )?;
     anyhow::ensure!(s == 201, "draft answered {s}: {d}");
     let id = d["id"].as_str().unwrap_or_default().to_owned();
-    let (s, _) = send(&http, &c, "POST", &format!("{base}/v1/invoices/{id}/issue"), None)?;
+    let (s, _) = send(
+        &http,
+        &c,
+        "POST",
+        &format!("{base}/v1/invoices/{id}/issue"),
+        None,
+    )?;
     anyhow::ensure!(s == 200, "issue answered {s}");
     c.invoice = id;
-    println!("{}", json!({"token": c.token, "proof": c.proof, "entity": c.entity, "invoice": c.invoice}));
+    println!(
+        "{}",
+        json!({"token": c.token, "proof": c.proof, "entity": c.entity, "invoice": c.invoice})
+    );
     Ok(())
 }
 
@@ -89,20 +142,60 @@ fn draft_body(entity: &str) -> Value {
 }
 
 /// One timed operation of a scenario; returns whether it succeeded.
-fn op(http: &ureq::Agent, base: &str, c: &Company, scenario: &str, timer: &mut Option<Instant>) -> anyhow::Result<bool> {
+fn op(
+    http: &ureq::Agent,
+    base: &str,
+    c: &Company,
+    scenario: &str,
+    timer: &mut Option<Instant>,
+) -> anyhow::Result<bool> {
     let ok = |s: u16| (200..300).contains(&s);
     Ok(match scenario {
-        "get_invoice" => ok(send(http, c, "GET", &format!("{base}/v1/invoices/{}", c.invoice), None)?.0),
-        "list_page" => ok(send(http, c, "GET", &format!("{base}/v1/invoices?limit=50"), None)?.0),
+        "get_invoice" => ok(send(
+            http,
+            c,
+            "GET",
+            &format!("{base}/v1/invoices/{}", c.invoice),
+            None,
+        )?
+        .0),
+        "list_page" => ok(send(
+            http,
+            c,
+            "GET",
+            &format!("{base}/v1/invoices?limit=50"),
+            None,
+        )?
+        .0),
         "dashboard" => ok(send(http, c, "GET", &format!("{base}/v1/dashboard"), None)?.0),
-        "pdf" => ok(send(http, c, "GET", &format!("{base}/v1/invoices/{}/pdf", c.invoice), None)?.0),
-        "create_draft" => ok(send(http, c, "POST", &format!("{base}/v1/invoices"), Some(draft_body(&c.entity)))?.0),
+        "pdf" => ok(send(
+            http,
+            c,
+            "GET",
+            &format!("{base}/v1/invoices/{}/pdf", c.invoice),
+            None,
+        )?
+        .0),
+        "create_draft" => ok(send(
+            http,
+            c,
+            "POST",
+            &format!("{base}/v1/invoices"),
+            Some(draft_body(&c.entity)),
+        )?
+        .0),
         "issue" | "create_issue" => {
             if scenario == "issue" {
                 // The draft is made outside the measured time.
                 *timer = None;
             }
-            let (s, d) = send(http, c, "POST", &format!("{base}/v1/invoices"), Some(draft_body(&c.entity)))?;
+            let (s, d) = send(
+                http,
+                c,
+                "POST",
+                &format!("{base}/v1/invoices"),
+                Some(draft_body(&c.entity)),
+            )?;
             if !ok(s) {
                 return Ok(false);
             }
@@ -110,7 +203,14 @@ fn op(http: &ureq::Agent, base: &str, c: &Company, scenario: &str, timer: &mut O
                 *timer = Some(Instant::now());
             }
             let id = d["id"].as_str().unwrap_or_default();
-            ok(send(http, c, "POST", &format!("{base}/v1/invoices/{id}/issue"), None)?.0)
+            ok(send(
+                http,
+                c,
+                "POST",
+                &format!("{base}/v1/invoices/{id}/issue"),
+                None,
+            )?
+            .0)
         }
         "ceiling_read" => ok(send(http, c, "GET", &format!("{base}/read"), None)?.0),
         "ceiling_write" => ok(send(http, c, "POST", &format!("{base}/write"), None)?.0),
@@ -130,24 +230,39 @@ fn run(args: &[String]) -> anyhow::Result<()> {
             .map(|l| {
                 let v: Value = serde_json::from_str(l)?;
                 let s = |k: &str| v[k].as_str().unwrap_or_default().to_owned();
-                Ok(Company { token: s("token"), proof: s("proof"), entity: s("entity"), invoice: s("invoice") })
+                Ok(Company {
+                    token: s("token"),
+                    proof: s("proof"),
+                    entity: s("entity"),
+                    invoice: s("invoice"),
+                })
             })
             .collect::<anyhow::Result<_>>()?,
-        None => vec![Company { token: String::new(), proof: String::new(), entity: String::new(), invoice: String::new() }],
+        None => vec![Company {
+            token: String::new(),
+            proof: String::new(),
+            entity: String::new(),
+            invoice: String::new(),
+        }],
     };
     anyhow::ensure!(!companies.is_empty(), "no companies");
     let deadline = Instant::now() + Duration::from_secs(seconds);
     let started = Instant::now();
     let workers: Vec<_> = (0..concurrency)
         .map(|t| {
-            let (base, scenario, c) = (base.clone(), scenario.clone(), companies[t % companies.len()].clone());
+            let (base, scenario, c) = (
+                base.clone(),
+                scenario.clone(),
+                companies[t % companies.len()].clone(),
+            );
             std::thread::spawn(move || {
                 let http = agent();
                 let (mut latencies, mut errors) = (Vec::new(), 0u64);
                 while Instant::now() < deadline {
                     let mut timer = Some(Instant::now());
                     match op(&http, &base, &c, &scenario, &mut timer) {
-                        Ok(true) => latencies.push(timer.map_or(0.0, |t| t.elapsed().as_secs_f64() * 1000.0)),
+                        Ok(true) => latencies
+                            .push(timer.map_or(0.0, |t| t.elapsed().as_secs_f64() * 1000.0)),
                         _ => errors += 1,
                     }
                 }
@@ -163,7 +278,11 @@ fn run(args: &[String]) -> anyhow::Result<()> {
     }
     let elapsed = started.elapsed().as_secs_f64();
     all.sort_by(|a, b| a.total_cmp(b));
-    let pct = |p: f64| all.get(((all.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or(0.0);
+    let pct = |p: f64| {
+        all.get(((all.len() as f64 - 1.0) * p).round() as usize)
+            .copied()
+            .unwrap_or(0.0)
+    };
     println!(
         "{}",
         json!({"scenario": scenario, "requests": all.len(), "errors": errors,

@@ -33,6 +33,7 @@ JSON `{error, message, requiresAuthorizationUrl?}`. Lists take `limit` and `curs
         (name = "company", description = "Company configuration and registration"),
         (name = "agreements", description = "Legal documents to accept"),
         (name = "tokens", description = "API tokens (human only)"),
+        (name = "members", description = "Company members (changes are human only)"),
         (name = "ai-audit", description = "The review queue of AI callers' requests"),
         (name = "entities", description = "Customers and suppliers"),
         (name = "invoices", description = "Invoices, corrective invoices, taxes"),

@@ -1,4 +1,5 @@
-//! Operator commands: `admin bootstrap`, `admin token create`, `admin legal publish`.
+//! Operator commands: `admin bootstrap`, `admin token create`, `admin legal publish`,
+//! `admin jobs list|retry`.
 
 use clap::{Args, Subcommand};
 use serde_json::json;
@@ -49,6 +50,10 @@ pub enum AdminCommand {
     Points {
         #[command(subcommand)]
         command: PointsCommand,
+    /// Background jobs: what is queued, what died and why; retrying dead ones.
+    Jobs {
+        #[command(subcommand)]
+        command: JobsCommand,
     },
 }
 
@@ -80,6 +85,19 @@ pub enum PointsCommand {
         currency: String,
         #[arg(long)]
         note: Option<String>,
+pub enum JobsCommand {
+    /// List jobs, oldest first (payloads are not shown).
+    List {
+        #[arg(long, value_parser = ["queued", "running", "done", "dead"])]
+        status: Option<String>,
+        /// Only jobs of this kind, e.g. `email.send`.
+        #[arg(long)]
+        kind: Option<String>,
+    },
+    /// Queue a dead job again with a fresh set of attempts.
+    Retry {
+        /// Job id.
+        id: String,
     },
 }
 
@@ -218,9 +236,47 @@ pub async fn run(db: &store::Db, command: AdminCommand) -> anyhow::Result<()> {
             tx.commit().await?;
             json!({"company_id": company, "points_balance": balance, "currency": currency.code()})
         }
+        AdminCommand::Jobs { command } => jobs(db, command).await?,
     };
     println!("{}", serde_json::to_string_pretty(&out)?);
     Ok(())
+}
+
+async fn jobs(db: &store::Db, command: JobsCommand) -> anyhow::Result<serde_json::Value> {
+    let mut conn = db.pool().acquire().await?;
+    match command {
+        JobsCommand::List { status, kind } => {
+            let rows = store::jobs::list(&mut conn, kind.as_deref(), status.as_deref()).await?;
+            Ok(json!({"data": rows.iter().map(job_view).collect::<Vec<_>>()}))
+        }
+        JobsCommand::Retry { id } => {
+            if !store::jobs::retry_dead(&mut conn, &id).await? {
+                match store::jobs::get(&mut conn, &id).await? {
+                    None => anyhow::bail!("no job has id {id}"),
+                    Some(job) => anyhow::bail!(
+                        "job {id} is {}, not dead: only dead jobs are retried",
+                        job.status
+                    ),
+                }
+            }
+            let job = store::jobs::get(&mut conn, &id)
+                .await?
+                .ok_or_else(|| anyhow::anyhow!("job {id} vanished"))?;
+            Ok(job_view(&job))
+        }
+    }
+}
+
+/// A job for operators: no payload (it holds personal data, and the password
+/// job holds the hash it issued).
+fn job_view(j: &store::jobs::JobRow) -> serde_json::Value {
+    let ts = |m: i64| store::from_micros(m).to_rfc3339();
+    json!({
+        "id": j.id, "kind": j.kind, "status": j.status, "attempts": j.attempts,
+        "max_attempts": j.max_attempts, "run_at": ts(j.run_at), "last_error": j.last_error,
+        "company_id": j.company_id, "created_at": ts(j.created_at),
+        "finished_at": j.finished_at.map(ts),
+    })
 }
 
 /// Validates the arguments and creates the first company with its tokens.

@@ -15,6 +15,9 @@ pub struct Settings {
     pub log_format: Option<String>,
     pub fx_url: Option<String>,
     pub aeat_mode: Option<String>,
+    /// SMTP connection URL (may carry credentials: never shown).
+    pub smtp_url: Option<String>,
+    pub mail_from: Option<String>,
 }
 
 impl std::fmt::Debug for Settings {
@@ -28,6 +31,11 @@ impl std::fmt::Debug for Settings {
             .field("data_dir", &self.data_dir)
             .field("public_url", &self.public_url)
             .field("fx_url", &self.fx_url)
+            .field(
+                "smtp_url",
+                &self.smtp_url.as_deref().map(store::db::redact_url),
+            )
+            .field("mail_from", &self.mail_from)
             .finish()
     }
 }
@@ -65,6 +73,11 @@ impl Settings {
         }
         if let Some(v) = env("INVOICING_AEAT_MODE") {
             s.aeat_mode = Some(v);
+        if let Some(v) = env("INVOICING_SMTP_URL") {
+            s.smtp_url = Some(v);
+        }
+        if let Some(v) = env("INVOICING_MAIL_FROM") {
+            s.mail_from = Some(v);
         }
         if let Ok(v) = std::env::var("INVOICING_FX_URL") {
             // An empty value is meaningful: never fetch rates.
@@ -102,6 +115,18 @@ impl Settings {
         self.fx_url.clone().unwrap_or_else(|| {
             "https://www.ecb.europa.eu/stats/eurofxref/eurofxref-daily.xml".to_owned()
         })
+    }
+
+    /// Where mail goes: SMTP when `smtp_url` is set, else `.eml` files in `<data dir>/outbox`.
+    pub fn mail(&self) -> jobs::MailConfig {
+        jobs::MailConfig {
+            smtp_url: self.smtp_url.clone().filter(|u| !u.is_empty()),
+            outbox_dir: self.data_dir().join("outbox"),
+            from: self
+                .mail_from
+                .clone()
+                .unwrap_or_else(|| "Invoicing <no-reply@localhost>".to_owned()),
+        }
     }
 
     /// The public base URL (default derived from the listen address).

@@ -1,4 +1,4 @@
-//! The `invoicing` binary: `serve`, `migrate` and operator commands under `admin`.
+//! The `invoicing` binary: `serve`, `worker`, `migrate` and operator commands under `admin`.
 //!
 //! Operator commands print JSON on stdout; every error goes to stderr with a
 //! non-zero exit status.
@@ -24,13 +24,22 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Run the HTTP API (migrating the database first).
+    /// Run the HTTP API and the background worker (migrating the database first).
     Serve {
         /// On an empty database, create a first company and print its tokens as JSON.
         #[arg(long)]
         bootstrap: bool,
+        /// Do not run background jobs in this process (run `invoicing worker` elsewhere).
+        #[arg(long)]
+        no_worker: bool,
         #[command(flatten)]
         company: admin::BootstrapArgs,
+    },
+    /// Run background jobs only (mail, and later reports and tax submissions).
+    Worker {
+        /// Jobs run at once by this process.
+        #[arg(long, default_value_t = 2)]
+        concurrency: usize,
     },
     /// Apply database migrations and exit.
     Migrate,
@@ -73,8 +82,17 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Admin { command } => admin::run(&db, command).await,
-        Command::Serve { bootstrap, company } => {
-            serve(settings, db, bootstrap.then_some(company)).await
+        Command::Serve {
+            bootstrap,
+            no_worker,
+            company,
+        } => serve(settings, db, bootstrap.then_some(company), !no_worker).await,
+        Command::Worker { concurrency } => {
+            let public_url = settings.public_url(&settings.http_addr());
+            let worker = worker(&settings, &db, public_url, concurrency)?;
+            worker.run(stopped(shutdown_channel())).await;
+            db.close().await;
+            Ok(())
         }
     }
 }
@@ -92,10 +110,34 @@ fn init_logging(settings: &config::Settings) {
     }
 }
 
+/// A worker over the standard job kinds, mailing as the settings say.
+fn worker(
+    settings: &config::Settings,
+    db: &store::Db,
+    public_url: String,
+    concurrency: usize,
+) -> anyhow::Result<jobs::Worker> {
+    let mailer = jobs::Mailer::new(&settings.mail())?;
+    tracing::info!(mail = %mailer.describe(), "mail goes to");
+    Ok(jobs::Worker::new(
+        jobs::Context {
+            db: db.clone(),
+            mailer: std::sync::Arc::new(mailer),
+            config: std::sync::Arc::new(jobs::JobsConfig { public_url }),
+        },
+        jobs::Registry::standard(),
+        jobs::WorkerConfig {
+            concurrency,
+            ..jobs::WorkerConfig::default()
+        },
+    ))
+}
+
 async fn serve(
     settings: config::Settings,
     db: store::Db,
     bootstrap: Option<admin::BootstrapArgs>,
+    with_worker: bool,
 ) -> anyhow::Result<()> {
     if let Some(args) = bootstrap {
         let mut conn = db.pool().acquire().await?;
@@ -125,16 +167,42 @@ async fn serve(
         },
     );
     let app = api::app(state);
+    let stop = shutdown_channel();
+    let worker = if with_worker {
+        let w = worker(&settings, &db, settings.public_url(&bound), 2)?;
+        Some(tokio::spawn(w.run(stopped(stop.clone()))))
+    } else {
+        None
+    };
     tracing::info!("listening on http://{bound} (API reference at http://{bound}/api/)");
     axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown_signal())
+        .with_graceful_shutdown(stopped(stop))
         .await?;
+    if let Some(w) = worker {
+        // The worker finishes (or releases) its running jobs before the pool closes.
+        let _ = w.await;
+    }
     db.close().await;
     tracing::info!("stopped");
     Ok(())
 }
 
-/// Resolves on SIGTERM or Ctrl-C, so in-flight requests can finish.
+/// A flag set once SIGTERM or Ctrl-C arrives, shared by the server and the worker.
+fn shutdown_channel() -> tokio::sync::watch::Receiver<bool> {
+    let (tx, rx) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
+        shutdown_signal().await;
+        let _ = tx.send(true);
+    });
+    rx
+}
+
+/// Resolves once the shutdown flag is set.
+async fn stopped(mut stop: tokio::sync::watch::Receiver<bool>) {
+    let _ = stop.wait_for(|s| *s).await;
+}
+
+/// Resolves on SIGTERM or Ctrl-C, so in-flight requests and jobs can finish.
 async fn shutdown_signal() {
     let ctrl_c = async {
         let _ = tokio::signal::ctrl_c().await;
@@ -154,5 +222,5 @@ async fn shutdown_signal() {
         () = ctrl_c => {},
         () = term => {},
     }
-    tracing::info!("shutting down: finishing in-flight requests");
+    tracing::info!("shutting down: finishing in-flight requests and jobs");
 }

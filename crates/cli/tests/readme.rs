@@ -45,6 +45,7 @@ fn readme_walkthrough_works_when_pasted() {
         "\"status\":\"issued\"",
         "\"reference\":\"INV-",
         "\"humanProof\":null",
+        "\"email\":\"colleague@example.com\"",
     ] {
         assert!(
             stdout.contains(expected),

@@ -117,3 +117,33 @@ pub async fn membership_status(
         .fetch_optional(conn)
         .await
 }
+
+/// Whether the user has a password (only its argon2 hash is ever stored).
+pub async fn has_password(conn: &mut AnyConnection, user_id: &str) -> sqlx::Result<bool> {
+    let hash: Option<Option<String>> =
+        sqlx::query_scalar("SELECT password_hash FROM users WHERE id = $1")
+            .bind(user_id)
+            .fetch_optional(conn)
+            .await?;
+    Ok(hash.flatten().is_some())
+}
+
+/// Stores a password hash only while the current one is `expected` (`None`:
+/// no password yet); false when someone else changed it meanwhile.
+pub async fn replace_password_hash(
+    conn: &mut AnyConnection,
+    user_id: &str,
+    expected: Option<&str>,
+    new_hash: &str,
+) -> sqlx::Result<bool> {
+    let done = sqlx::query(
+        "UPDATE users SET password_hash = $3 WHERE id = $1 \
+         AND ((password_hash IS NULL AND $2 IS NULL) OR password_hash = $2)",
+    )
+    .bind(user_id)
+    .bind(expected)
+    .bind(new_hash)
+    .execute(conn)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}

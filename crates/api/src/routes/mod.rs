@@ -9,6 +9,7 @@ pub mod entities;
 pub mod expenses;
 pub mod health;
 pub mod invoices;
+pub mod members;
 pub mod pdf;
 pub mod proformas;
 pub mod session;
@@ -34,6 +35,10 @@ pub fn v1() -> OpenApiRouter<AppState> {
         .routes(routes!(audit::get_entry))
         .routes(routes!(audit::approve_entry))
         .routes(routes!(audit::reject_entry))
+        .routes(routes!(members::list_members, members::add_member))
+        .routes(routes!(members::update_member))
+        .routes(routes!(members::deactivate_member))
+        .routes(routes!(members::reactivate_member))
         .routes(routes!(entities::list_entities, entities::create_entity))
         .routes(routes!(
             entities::get_entity,

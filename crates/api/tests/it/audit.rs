@@ -370,7 +370,8 @@ db_test!(every_mutating_route_is_gated_for_ai_callers, |app| {
                 .replace("/ai-audit/{id}", &format!("/ai-audit/{pending}"))
                 .replace("{id}", &uuid::Uuid::new_v4().to_string())
                 .replace("{pid}", &uuid::Uuid::new_v4().to_string())
-                .replace("{sid}", &uuid::Uuid::new_v4().to_string());
+                .replace("{sid}", &uuid::Uuid::new_v4().to_string())
+                .replace("{email}", "owner@alpha.test");
             let m = method.to_uppercase();
             for who in [As::Ai(&app.a), As::Mcp(&app.a)] {
                 let body = sample_body(&m, path).unwrap_or_else(|| json!({}));

@@ -21,6 +21,11 @@ const ROUTES: &[&str] = &[
     "GET /v1/ai-audit/{id}",
     "POST /v1/ai-audit/{id}/approve",
     "POST /v1/ai-audit/{id}/reject",
+    "GET /v1/members",
+    "POST /v1/members",
+    "PATCH /v1/members/{email}",
+    "POST /v1/members/{email}/deactivate",
+    "POST /v1/members/{email}/reactivate",
     "GET /v1/entities",
     "POST /v1/entities",
     "GET /v1/entities/{id}",
@@ -103,7 +108,8 @@ db_test!(openapi_documents_every_route_and_nothing_else, |app| {
         let concrete = path
             .replace("{id}", &uuid::Uuid::new_v4().to_string())
             .replace("{pid}", &uuid::Uuid::new_v4().to_string())
-            .replace("{sid}", &uuid::Uuid::new_v4().to_string());
+            .replace("{sid}", &uuid::Uuid::new_v4().to_string())
+            .replace("{email}", "nobody@example.com");
         let resp = app.call(method, &concrete, As::Human(&app.a), None).await;
         assert_ne!(resp.status.as_u16(), 405, "{route}");
         assert!(

@@ -185,6 +185,8 @@ db_test!(company_b_never_reaches_company_a, |app| {
             }
             let mut concrete = path.clone();
             let mut unknown = path.clone();
+            concrete = concrete.replace("{email}", "owner@alpha.test");
+            unknown = unknown.replace("{email}", "nobody@nowhere.test");
             for param in ["{id}", "{pid}", "{sid}"] {
                 if concrete.contains(param) {
                     let id = id_for(&ids, path, param)

@@ -3,6 +3,8 @@
 #[macro_use]
 pub mod support;
 
+pub mod background;
+
 mod agreements;
 mod audit;
 mod auth;
@@ -12,8 +14,12 @@ mod entities;
 mod fx;
 mod invoices;
 mod isolation;
+mod members;
+mod members_mail;
+mod members_status;
 mod money;
 mod pdf;
+mod queue;
 mod session;
 mod tokens;
 mod verifactu;

@@ -125,6 +125,8 @@ pub struct TestApp {
     /// Set to move the service's clock; `None` is real time.
     pub clock: Arc<Mutex<Option<DateTime<Utc>>>>,
     pub db: Db,
+    /// The database URL, for a second pool (as a second process would have).
+    pub url: String,
     pub router: Router,
     pub a: Tenant,
     pub b: Tenant,
@@ -214,6 +216,7 @@ impl TestApp {
             engine,
             clock,
             db,
+            url,
             router,
             a,
             b,
@@ -311,6 +314,7 @@ impl TestApp {
             "points_ledger",
             "verifactu_chain_heads",
             "verifactu_records",
+            "jobs",
         ];
         let mut out = String::new();
         for t in tables {

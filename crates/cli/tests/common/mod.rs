@@ -94,11 +94,28 @@ impl Drop for TestDb {
     }
 }
 
+/// Collects lines on a thread of its own (a child's stderr, so it never blocks on a full pipe).
+pub fn keep_lines(
+    lines: impl Iterator<Item = std::io::Result<String>> + Send + 'static,
+) -> std::sync::Arc<std::sync::Mutex<String>> {
+    let logs = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let sink = logs.clone();
+    std::thread::spawn(move || {
+        for line in lines.map_while(Result::ok) {
+            let mut all = sink.lock().expect("lock");
+            all.push_str(&line);
+            all.push('\n');
+        }
+    });
+    logs
+}
+
 /// A running `invoicing serve`, stopped with SIGTERM on drop.
 pub struct Server {
     child: Child,
     pub base: String,
     pub bootstrap: Option<Value>,
+    logs: std::sync::Arc<std::sync::Mutex<String>>,
 }
 
 impl Server {
@@ -121,7 +138,7 @@ impl Server {
             }
         };
         // Keep draining stderr so the server never blocks on a full pipe.
-        std::thread::spawn(move || for _ in lines {});
+        let logs = keep_lines(lines);
         // stdout carries only the bootstrap JSON, printed before the listener
         // starts; a thread collects it (the pipe stays open while the server runs).
         let mut stdout = child.stdout.take().expect("stdout");
@@ -144,7 +161,13 @@ impl Server {
             child,
             base,
             bootstrap,
+            logs,
         }
+    }
+
+    /// What the server wrote to stderr after it started listening.
+    pub fn logs(&self) -> String {
+        self.logs.lock().expect("lock").clone()
     }
 
     pub fn stop(mut self) -> std::process::ExitStatus {

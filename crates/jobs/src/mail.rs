@@ -1,0 +1,164 @@
+//! The mailer: SMTP when `INVOICING_SMTP_URL` is set, `.eml` files otherwise.
+//!
+//! The URL says how to connect (lettre's connection URLs):
+//! `smtp://host:port` plain, `smtp://host:port?tls=required` STARTTLS,
+//! `smtp://host:port?tls=opportunistic` STARTTLS when offered,
+//! `smtps://host:port` TLS from the first byte; `user:password@` before the
+//! host authenticates. Without a URL each message is written to
+//! `<data dir>/outbox/<uuid>.eml`, so a fresh install "sends" mail a person
+//! can open.
+
+use std::{path::PathBuf, time::Duration};
+
+use crate::JobError;
+use lettre::{
+    AsyncFileTransport, AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor,
+    message::{Mailbox, MultiPart, SinglePart, header},
+};
+
+/// Where mail goes and who sends it.
+#[derive(Clone)]
+pub struct MailConfig {
+    /// SMTP connection URL; `None` writes `.eml` files to `outbox_dir`.
+    pub smtp_url: Option<String>,
+    /// Directory for `.eml` files when there is no SMTP URL.
+    pub outbox_dir: PathBuf,
+    /// The `From` of every message, e.g. `Invoicing <no-reply@example.com>`.
+    pub from: String,
+}
+
+impl std::fmt::Debug for MailConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MailConfig")
+            .field(
+                "smtp_url",
+                &self.smtp_url.as_deref().map(store::db::redact_url),
+            )
+            .field("outbox_dir", &self.outbox_dir)
+            .field("from", &self.from)
+            .finish()
+    }
+}
+
+/// A message ready to send. Its body may hold a secret, so `Debug` shows only the envelope.
+#[derive(Clone)]
+pub struct OutgoingMail {
+    pub to: String,
+    pub subject: String,
+    pub text: String,
+    pub html: String,
+    /// Stable id (the job's), so a resend after a crash is recognisable as the same message.
+    pub message_id: Option<String>,
+}
+
+impl std::fmt::Debug for OutgoingMail {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OutgoingMail")
+            .field("to", &self.to)
+            .field("subject", &self.subject)
+            .finish_non_exhaustive()
+    }
+}
+
+enum Transport {
+    Smtp(AsyncSmtpTransport<Tokio1Executor>),
+    File(AsyncFileTransport<Tokio1Executor>, PathBuf),
+}
+
+/// Sends mail through the configured transport.
+pub struct Mailer {
+    transport: Transport,
+    from: Mailbox,
+    /// Domain of the `From` address, for `Message-ID`s.
+    domain: String,
+}
+
+impl Mailer {
+    /// Checks the settings and prepares the transport (no connection is made yet).
+    pub fn new(config: &MailConfig) -> anyhow::Result<Self> {
+        let from: Mailbox = config.from.parse().map_err(|e| {
+            anyhow::anyhow!(
+                "INVOICING_MAIL_FROM `{}` is not a mail address: {e}",
+                config.from
+            )
+        })?;
+        let domain = from.email.domain().to_owned();
+        let transport = match config.smtp_url.as_deref().filter(|u| !u.is_empty()) {
+            Some(url) => Transport::Smtp(
+                AsyncSmtpTransport::<Tokio1Executor>::from_url(url)
+                    .map_err(|e| {
+                        anyhow::anyhow!(
+                            "INVOICING_SMTP_URL `{}` is not usable: {e}",
+                            store::db::redact_url(url)
+                        )
+                    })?
+                    .timeout(Some(Duration::from_secs(30)))
+                    .build(),
+            ),
+            None => Transport::File(
+                AsyncFileTransport::new(&config.outbox_dir),
+                config.outbox_dir.clone(),
+            ),
+        };
+        Ok(Self {
+            transport,
+            from,
+            domain,
+        })
+    }
+
+    /// Where mail goes, for the startup log (credentials hidden).
+    pub fn describe(&self) -> String {
+        match &self.transport {
+            Transport::Smtp(_) => "SMTP (INVOICING_SMTP_URL)".to_owned(),
+            Transport::File(_, dir) => format!(".eml files in {}", dir.display()),
+        }
+    }
+
+    /// Sends one message. A refusal that will never change (an address the
+    /// server rejects with a 5xx, or no address at all) is a permanent error;
+    /// anything else (server down, timeout, a 4xx) is worth retrying.
+    pub async fn send(&self, mail: &OutgoingMail) -> Result<(), JobError> {
+        let to: Mailbox = mail.to.parse().map_err(|e| {
+            JobError::Permanent(format!("`{}` is not a mail address: {e}", mail.to))
+        })?;
+        let mut builder = Message::builder()
+            .from(self.from.clone())
+            .to(to)
+            .subject(&mail.subject);
+        if let Some(id) = &mail.message_id {
+            builder = builder.message_id(Some(format!("<{id}@{}>", self.domain)));
+        }
+        // Quoted-printable keeps the text readable in the raw message (and in
+        // the `.eml` files) whatever the language.
+        let part = |ct: header::ContentType, body: &str| {
+            SinglePart::builder()
+                .header(ct)
+                .header(header::ContentTransferEncoding::QuotedPrintable)
+                .body(body.to_owned())
+        };
+        let message = builder
+            .multipart(
+                MultiPart::alternative()
+                    .singlepart(part(header::ContentType::TEXT_PLAIN, &mail.text))
+                    .singlepart(part(header::ContentType::TEXT_HTML, &mail.html)),
+            )
+            .map_err(|e| JobError::Permanent(format!("the message cannot be built: {e}")))?;
+        match &self.transport {
+            Transport::Smtp(smtp) => smtp.send(message).await.map(drop).map_err(|e| {
+                if e.is_permanent() {
+                    JobError::Permanent(format!("the mail server refused the message: {e}"))
+                } else {
+                    JobError::Transient(e.into())
+                }
+            }),
+            Transport::File(file, dir) => {
+                tokio::fs::create_dir_all(dir).await.map_err(|e| {
+                    anyhow::anyhow!("cannot create the outbox {}: {e}", dir.display())
+                })?;
+                file.send(message).await.map_err(anyhow::Error::from)?;
+                Ok(())
+            }
+        }
+    }
+}

@@ -1,0 +1,338 @@
+//! The jobs table: a transactional outbox that workers claim, retry and park.
+//!
+//! A change that causes background work inserts its job with [`enqueue`] on the
+//! connection of its own transaction, so the job exists exactly when the change
+//! committed: a rolled-back request (or an AI caller's dry run) leaves no job,
+//! and a committed one never loses its job. Workers take jobs with [`claim`],
+//! which on PostgreSQL skips rows another worker has locked
+//! (`FOR UPDATE SKIP LOCKED`) and on SQLite runs inside a write transaction
+//! (one writer at a time), so one job is never handed to two workers.
+//!
+//! Every state change a worker makes is guarded by `locked_by`: a worker whose
+//! lease expired (and whose job was claimed again elsewhere) cannot overwrite
+//! the new owner's outcome. See `docs/JOBS.md`.
+
+use sqlx::AnyConnection;
+
+use crate::{Backend, Db};
+
+/// Job kinds known to this release, with the payload each takes.
+pub mod kind {
+    /// Sends a templated e-mail: [`super::EmailSend`].
+    pub const EMAIL_SEND: &str = "email.send";
+    /// Generates a member's first password, stores its hash and mails it: [`super::MemberPassword`].
+    pub const MEMBER_PASSWORD: &str = "member.password";
+    /// Deletes finished jobs past their retention (scheduled daily).
+    pub const JOBS_PRUNE: &str = "jobs.prune";
+}
+
+/// How many times a job runs before it is parked as dead, unless enqueued otherwise.
+pub const DEFAULT_MAX_ATTEMPTS: i64 = 10;
+
+/// Payload of [`kind::EMAIL_SEND`]: the message is rendered when it is sent.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct EmailSend {
+    /// Recipient address.
+    pub to: String,
+    /// Template name, e.g. `member_added`.
+    pub template: String,
+    /// Language tag of the recipient (`es_ES`, `en`); unknown languages get English.
+    pub language: String,
+    /// Template variables. Never secrets: they are stored until the job is pruned.
+    pub vars: std::collections::BTreeMap<String, String>,
+}
+
+/// Payload of [`kind::MEMBER_PASSWORD`]: ids only, the password is made by the job.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct MemberPassword {
+    pub company_id: String,
+    pub user_id: String,
+    /// Language of the mail.
+    pub language: String,
+    /// The member who added them (named in the mail).
+    pub invited_by: String,
+    /// Hash this job stored on an earlier attempt, so a retry may replace it
+    /// but never a password set by anyone else.
+    #[serde(default)]
+    pub issued_hash: Option<String>,
+}
+
+/// A job to insert.
+#[derive(Debug, Clone)]
+pub struct NewJob {
+    pub kind: String,
+    pub payload: serde_json::Value,
+    pub company_id: Option<String>,
+    pub max_attempts: i64,
+    /// Microseconds since the epoch; not claimed before.
+    pub run_at: i64,
+    pub dedupe_key: Option<String>,
+}
+
+impl NewJob {
+    /// A job of `kind` due now, with the default number of attempts.
+    pub fn new(kind: &str, payload: impl serde::Serialize) -> Self {
+        Self {
+            kind: kind.to_owned(),
+            payload: serde_json::to_value(payload).unwrap_or(serde_json::Value::Null),
+            company_id: None,
+            max_attempts: DEFAULT_MAX_ATTEMPTS,
+            run_at: crate::now_micros(),
+            dedupe_key: None,
+        }
+    }
+
+    /// The company the job works for.
+    pub fn for_company(mut self, company_id: &str) -> Self {
+        self.company_id = Some(company_id.to_owned());
+        self
+    }
+}
+
+/// Inserts a job on the caller's connection (inside its transaction); returns
+/// its id, or `None` when a job with the same `dedupe_key` already exists.
+pub async fn enqueue(conn: &mut AnyConnection, job: &NewJob) -> sqlx::Result<Option<String>> {
+    let id = crate::new_id();
+    let now = crate::now_micros();
+    let done = sqlx::query(
+        "INSERT INTO jobs (id, kind, payload, company_id, status, attempts, max_attempts, run_at, \
+         dedupe_key, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, 'queued', 0, $5, $6, $7, $8, $8) \
+         ON CONFLICT (dedupe_key) DO NOTHING",
+    )
+    .bind(&id)
+    .bind(&job.kind)
+    .bind(job.payload.to_string())
+    .bind(job.company_id.as_deref())
+    .bind(job.max_attempts.max(1))
+    .bind(job.run_at)
+    .bind(job.dedupe_key.as_deref())
+    .bind(now)
+    .execute(conn)
+    .await?;
+    Ok((done.rows_affected() == 1).then_some(id))
+}
+
+/// A job as a worker holds it.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct ClaimedJob {
+    pub id: String,
+    pub kind: String,
+    pub payload: String,
+    pub company_id: Option<String>,
+    /// This run's number, from 1.
+    pub attempts: i64,
+    pub max_attempts: i64,
+}
+
+/// Takes the next due job of one of `kinds` for `worker`, holding it until
+/// `lease_until` (microseconds). A job whose previous worker's lease expired
+/// is due again.
+///
+/// PostgreSQL: the inner `SELECT ... FOR UPDATE SKIP LOCKED` passes over rows
+/// other workers are claiming, and re-checks the row it locks, so concurrent
+/// workers never take the same job. SQLite: the same statement without the
+/// locking clause, in a write transaction (one writer at a time).
+pub async fn claim(
+    db: &Db,
+    worker: &str,
+    kinds: &[&str],
+    lease_until: i64,
+) -> sqlx::Result<Option<ClaimedJob>> {
+    if kinds.is_empty() {
+        return Ok(None);
+    }
+    let placeholders: Vec<String> = (0..kinds.len()).map(|i| format!("${}", i + 4)).collect();
+    let lock = match db.backend() {
+        Backend::Postgres => " FOR UPDATE SKIP LOCKED",
+        Backend::Sqlite => "",
+    };
+    let sql = format!(
+        "UPDATE jobs SET status = 'running', attempts = attempts + 1, locked_by = $1, \
+         locked_until = $2, updated_at = $3 \
+         WHERE id = (SELECT id FROM jobs \
+           WHERE ((status = 'queued' AND run_at <= $3) OR (status = 'running' AND locked_until < $3)) \
+           AND kind IN ({}) ORDER BY run_at, id LIMIT 1{lock}) \
+         RETURNING id, kind, payload, company_id, attempts, max_attempts",
+        placeholders.join(", ")
+    );
+    let mut tx = db.begin_write().await?;
+    let mut query = sqlx::query_as::<_, ClaimedJob>(sqlx::AssertSqlSafe(sql))
+        .bind(worker)
+        .bind(lease_until)
+        .bind(crate::now_micros());
+    for kind in kinds {
+        query = query.bind(*kind);
+    }
+    let job = query.fetch_optional(tx.conn()).await?;
+    tx.commit().await?;
+    Ok(job)
+}
+
+/// Extends the lease of a running job; false when `worker` no longer holds it.
+pub async fn heartbeat(db: &Db, id: &str, worker: &str, lease_until: i64) -> sqlx::Result<bool> {
+    let done = sqlx::query(
+        "UPDATE jobs SET locked_until = $3, updated_at = $4 \
+         WHERE id = $1 AND locked_by = $2 AND status = 'running'",
+    )
+    .bind(id)
+    .bind(worker)
+    .bind(lease_until)
+    .bind(crate::now_micros())
+    .execute(db.pool())
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Replaces the payload of a job `worker` is running (a handler keeping what a
+/// retry must know); false when it no longer holds the job.
+pub async fn set_payload(
+    conn: &mut AnyConnection,
+    id: &str,
+    worker: &str,
+    payload: &serde_json::Value,
+) -> sqlx::Result<bool> {
+    let done = sqlx::query(
+        "UPDATE jobs SET payload = $3, updated_at = $4 \
+         WHERE id = $1 AND locked_by = $2 AND status = 'running'",
+    )
+    .bind(id)
+    .bind(worker)
+    .bind(payload.to_string())
+    .bind(crate::now_micros())
+    .execute(conn)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// What became of a run.
+#[derive(Debug, Clone)]
+pub enum Outcome<'a> {
+    /// Finished: never runs again.
+    Done,
+    /// Failed; runs again at the given instant (microseconds).
+    Retry { at: i64, error: &'a str },
+    /// Failed for good (attempts exhausted or a permanent error); the error is kept.
+    Dead { error: &'a str },
+    /// Not run to the end (the worker is stopping): queued again, the attempt not counted.
+    Released,
+}
+
+/// Records the outcome of a run; false when `worker` no longer held the job.
+pub async fn finish(db: &Db, id: &str, worker: &str, outcome: Outcome<'_>) -> sqlx::Result<bool> {
+    const HELD: &str = "WHERE id = $1 AND locked_by = $2 AND status = 'running'";
+    let now = crate::now_micros();
+    let query = match outcome {
+        Outcome::Done => sqlx::query(sqlx::AssertSqlSafe(format!(
+            "UPDATE jobs SET status = 'done', finished_at = $3, updated_at = $3, \
+             locked_by = NULL, locked_until = NULL {HELD}"
+        )))
+        .bind(id)
+        .bind(worker)
+        .bind(now),
+        Outcome::Retry { at, error } => sqlx::query(sqlx::AssertSqlSafe(format!(
+            "UPDATE jobs SET status = 'queued', run_at = $4, last_error = $5, updated_at = $3, \
+             locked_by = NULL, locked_until = NULL {HELD}"
+        )))
+        .bind(id)
+        .bind(worker)
+        .bind(now)
+        .bind(at)
+        .bind(error),
+        Outcome::Dead { error } => sqlx::query(sqlx::AssertSqlSafe(format!(
+            "UPDATE jobs SET status = 'dead', last_error = $4, finished_at = $3, updated_at = $3, \
+             locked_by = NULL, locked_until = NULL {HELD}"
+        )))
+        .bind(id)
+        .bind(worker)
+        .bind(now)
+        .bind(error),
+        Outcome::Released => sqlx::query(sqlx::AssertSqlSafe(format!(
+            "UPDATE jobs SET status = 'queued', attempts = attempts - 1, updated_at = $3, \
+             locked_by = NULL, locked_until = NULL {HELD}"
+        )))
+        .bind(id)
+        .bind(worker)
+        .bind(now),
+    };
+    let done = query.execute(db.pool()).await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// A job as stored, for operators and tests.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct JobRow {
+    pub id: String,
+    pub kind: String,
+    pub payload: String,
+    pub company_id: Option<String>,
+    pub status: String,
+    pub attempts: i64,
+    pub max_attempts: i64,
+    pub run_at: i64,
+    pub locked_by: Option<String>,
+    pub last_error: Option<String>,
+    pub dedupe_key: Option<String>,
+    pub created_at: i64,
+    pub finished_at: Option<i64>,
+}
+
+const COLUMNS: &str = "id, kind, payload, company_id, status, attempts, max_attempts, run_at, \
+    locked_by, last_error, dedupe_key, created_at, finished_at";
+
+/// Jobs in insertion order, optionally of one kind and one status.
+pub async fn list(
+    conn: &mut AnyConnection,
+    kind: Option<&str>,
+    status: Option<&str>,
+) -> sqlx::Result<Vec<JobRow>> {
+    sqlx::query_as::<_, JobRow>(sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM jobs WHERE ($1 IS NULL OR kind = $1) \
+         AND ($2 IS NULL OR status = $2) ORDER BY id"
+    )))
+    .bind(kind)
+    .bind(status)
+    .fetch_all(conn)
+    .await
+}
+
+/// One job.
+pub async fn get(conn: &mut AnyConnection, id: &str) -> sqlx::Result<Option<JobRow>> {
+    sqlx::query_as::<_, JobRow>(sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM jobs WHERE id = $1"
+    )))
+    .bind(id)
+    .fetch_optional(conn)
+    .await
+}
+
+/// Queues a dead job again with a fresh set of attempts; false when it is not dead.
+pub async fn retry_dead(conn: &mut AnyConnection, id: &str) -> sqlx::Result<bool> {
+    let now = crate::now_micros();
+    let done = sqlx::query(
+        "UPDATE jobs SET status = 'queued', attempts = 0, run_at = $2, updated_at = $2, \
+         finished_at = NULL WHERE id = $1 AND status = 'dead'",
+    )
+    .bind(id)
+    .bind(now)
+    .execute(conn)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Deletes jobs done before `done_before` and dead before `dead_before`; returns how many.
+pub async fn prune(
+    conn: &mut AnyConnection,
+    done_before: i64,
+    dead_before: i64,
+) -> sqlx::Result<u64> {
+    let done = sqlx::query(
+        "DELETE FROM jobs WHERE (status = 'done' AND finished_at < $1) \
+         OR (status = 'dead' AND finished_at < $2)",
+    )
+    .bind(done_before)
+    .bind(dead_before)
+    .execute(conn)
+    .await?;
+    Ok(done.rows_affected())
+}
