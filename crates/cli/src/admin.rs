@@ -50,6 +50,7 @@ pub enum AdminCommand {
     Points {
         #[command(subcommand)]
         command: PointsCommand,
+    },
     /// Background jobs: what is queued, what died and why; retrying dead ones.
     Jobs {
         #[command(subcommand)]
@@ -85,6 +86,10 @@ pub enum PointsCommand {
         currency: String,
         #[arg(long)]
         note: Option<String>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
 pub enum JobsCommand {
     /// List jobs, oldest first (payloads are not shown).
     List {

@@ -73,6 +73,7 @@ impl Settings {
         }
         if let Some(v) = env("INVOICING_AEAT_MODE") {
             s.aeat_mode = Some(v);
+        }
         if let Some(v) = env("INVOICING_SMTP_URL") {
             s.smtp_url = Some(v);
         }
