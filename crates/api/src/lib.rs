@@ -40,6 +40,8 @@ pub struct ApiConfig {
     pub fx_url: String,
     /// VERI*FACTU mode: records are always built and chained; sent only in test or production.
     pub aeat_mode: aeat::Mode,
+    /// Signs and checks report download links (random per process unless configured).
+    pub secret_key: reports::links::SecretKey,
 }
 
 /// The clock handlers read "now" from (tests move it across a year boundary).

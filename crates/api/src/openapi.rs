@@ -40,6 +40,7 @@ JSON `{error, message, requiresAuthorizationUrl?}`. Lists take `limit` and `curs
         (name = "proformas", description = "Proforma invoices"),
         (name = "expenses", description = "Supplier bills and receipts"),
         (name = "bank-accounts", description = "Bank accounts and balance snapshots"),
+        (name = "reports", description = "PDF business reports rendered in the background"),
         (name = "dashboard", description = "Aggregated statistics"),
         (name = "verifactu", description = "Spanish VERI*FACTU records and authorization"),
         (name = "health", description = "Liveness and readiness")

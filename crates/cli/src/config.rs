@@ -18,6 +18,11 @@ pub struct Settings {
     /// SMTP connection URL (may carry credentials: never shown).
     pub smtp_url: Option<String>,
     pub mail_from: Option<String>,
+    /// Key for signed links (at least 32 characters; never shown). Unset: generated once
+    /// into `<data dir>/secret.key`.
+    pub secret_key: Option<String>,
+    /// Longest a report may take to render, in seconds (default 60).
+    pub report_timeout_secs: Option<u64>,
 }
 
 impl std::fmt::Debug for Settings {
@@ -36,6 +41,8 @@ impl std::fmt::Debug for Settings {
                 &self.smtp_url.as_deref().map(store::db::redact_url),
             )
             .field("mail_from", &self.mail_from)
+            .field("secret_key", &self.secret_key.as_ref().map(|_| "(set)"))
+            .field("report_timeout_secs", &self.report_timeout_secs)
             .finish()
     }
 }
@@ -79,6 +86,14 @@ impl Settings {
         }
         if let Some(v) = env("INVOICING_MAIL_FROM") {
             s.mail_from = Some(v);
+        }
+        if let Some(v) = env("INVOICING_SECRET_KEY") {
+            s.secret_key = Some(v);
+        }
+        if let Some(v) = env("INVOICING_REPORT_TIMEOUT_SECS") {
+            s.report_timeout_secs = Some(v.parse().map_err(|_| {
+                anyhow::anyhow!("INVOICING_REPORT_TIMEOUT_SECS must be a whole number of seconds")
+            })?);
         }
         if let Ok(v) = std::env::var("INVOICING_FX_URL") {
             // An empty value is meaningful: never fetch rates.
@@ -137,5 +152,58 @@ impl Settings {
             .unwrap_or_else(|| format!("http://{bound}"))
             .trim_end_matches('/')
             .to_owned()
+    }
+
+    /// Longest a report may take to render (default 60 s).
+    pub fn report_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.report_timeout_secs.unwrap_or(60))
+    }
+
+    /// The key that signs download links: `secret_key`, else the one in
+    /// `<data dir>/secret.key`, made (readable by the owner only) on first use.
+    pub fn secret_key(&self) -> anyhow::Result<reports::links::SecretKey> {
+        if let Some(key) = &self.secret_key {
+            anyhow::ensure!(
+                key.len() >= 32,
+                "INVOICING_SECRET_KEY must be at least 32 characters (for example `openssl rand -hex 32`)"
+            );
+            return Ok(reports::links::SecretKey::new(key.as_bytes().to_vec()));
+        }
+        let path = self.data_dir().join("secret.key");
+        if let Ok(text) = std::fs::read_to_string(&path) {
+            let key = text.trim();
+            anyhow::ensure!(
+                key.len() >= 32,
+                "{} is too short; delete it to make a new one (mailed links stop working)",
+                path.display()
+            );
+            return Ok(reports::links::SecretKey::new(key.as_bytes().to_vec()));
+        }
+        std::fs::create_dir_all(self.data_dir())?;
+        let key: String = {
+            use rand::RngCore as _;
+            let mut bytes = [0u8; 32];
+            rand::rngs::OsRng.fill_bytes(&mut bytes);
+            bytes.iter().map(|b| format!("{b:02x}")).collect()
+        };
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        match options.open(&path) {
+            Ok(mut file) => {
+                std::io::Write::write_all(&mut file, key.as_bytes())?;
+                tracing::info!(path = %path.display(), "generated the secret key for signed links");
+                Ok(reports::links::SecretKey::new(key.into_bytes()))
+            }
+            // Another process made it first: use theirs.
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                let text = std::fs::read_to_string(&path)?;
+                Ok(reports::links::SecretKey::new(
+                    text.trim().as_bytes().to_vec(),
+                ))
+            }
+            Err(e) => Err(anyhow::anyhow!("cannot write {}: {e}", path.display())),
+        }
     }
 }

@@ -123,7 +123,11 @@ fn worker(
         jobs::Context {
             db: db.clone(),
             mailer: std::sync::Arc::new(mailer),
-            config: std::sync::Arc::new(jobs::JobsConfig { public_url }),
+            config: std::sync::Arc::new(jobs::JobsConfig {
+                public_url,
+                secret_key: settings.secret_key()?,
+                report_timeout: settings.report_timeout(),
+            }),
         },
         jobs::Registry::standard(),
         jobs::WorkerConfig {
@@ -164,6 +168,7 @@ async fn serve(
             fx_url: settings.fx_url(),
             aeat_mode: api::aeat::Mode::parse(settings.aeat_mode.as_deref().unwrap_or_default())
                 .map_err(|e| anyhow::anyhow!(e))?,
+            secret_key: settings.secret_key()?,
         },
     );
     let app = api::app(state);

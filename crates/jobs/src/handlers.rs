@@ -22,6 +22,8 @@ pub(crate) fn register(r: &mut Registry) {
     r.register(kind::EMAIL_SEND, email_send)
         .register(kind::MEMBER_PASSWORD, member_password)
         .register(kind::JOBS_PRUNE, prune)
+        .register(kind::REPORT_RENDER, crate::report::handle)
+        .register(kind::REPORT_MAIL, crate::report::mail)
         .daily(Daily::new(kind::JOBS_PRUNE, 3, 15));
 }
 
@@ -138,7 +140,7 @@ pub(crate) fn display_name(account_name: &str, email: &str) -> String {
     }
 }
 
-async fn send(
+pub(crate) async fn send(
     ctx: &Context,
     job: &Job,
     to: String,

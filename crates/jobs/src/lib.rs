@@ -17,6 +17,7 @@
 mod handlers;
 pub mod mail;
 pub mod password;
+pub mod report;
 pub mod schedule;
 pub mod templates;
 #[cfg(feature = "testing")]
@@ -33,6 +34,10 @@ pub use worker::{Worker, WorkerConfig};
 pub struct JobsConfig {
     /// Public base URL of the service, for links in mail.
     pub public_url: String,
+    /// Signs report download links.
+    pub secret_key: reports::links::SecretKey,
+    /// Longest a report render may take.
+    pub report_timeout: std::time::Duration,
 }
 
 /// What every handler gets: the database, the mailer and the settings.

@@ -53,6 +53,18 @@ const TEMPLATES: &[(&str, Lang, &str, &str)] = &[
         include_str!("../templates/member_added.es.txt"),
         include_str!("../templates/member_added.es.html"),
     ),
+    (
+        "report_ready",
+        Lang::En,
+        include_str!("../templates/report_ready.en.txt"),
+        include_str!("../templates/report_ready.en.html"),
+    ),
+    (
+        "report_ready",
+        Lang::Es,
+        include_str!("../templates/report_ready.es.txt"),
+        include_str!("../templates/report_ready.es.html"),
+    ),
 ];
 
 /// A rendered message.

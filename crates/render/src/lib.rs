@@ -94,6 +94,24 @@ pub fn render_invoice_with(doc: &InvoiceDocument, limits: &Limits) -> Result<Vec
     compile::to_pdf(sandbox, snippets, timestamp(doc.issue_date), limits.timeout)
 }
 
+/// Renders a business report from its view: a JSON-serializable value whose every text is
+/// already formatted (see the `reports` crate and `templates/report.typ` for its shape).
+///
+/// `date` is the report's generation date: the PDF's date, so the same figures on the same
+/// day give the same bytes.
+pub fn render_report(
+    view: &impl serde::Serialize,
+    date: chrono::NaiveDate,
+    limits: &Limits,
+) -> Result<Vec<u8>, RenderError> {
+    let data = serde_json::to_vec(view)
+        .map_err(|err| RenderError::Internal(format!("cannot serialize the report: {err}")))?;
+    let mut sandbox = world::Sandbox::new(world::REPORT_PATH, date);
+    sandbox.add_file(world::DATA_PATH, data);
+    let snippets = compile::Snippets { files: Vec::new() };
+    compile::to_pdf(sandbox, snippets, timestamp(date), limits.timeout)
+}
+
 /// Checks a company snippet before it is saved: size, placeholders, syntax, sandbox, time.
 ///
 /// The snippet is rendered as the post-invoice snippet of a sample invoice, so anything

@@ -30,14 +30,18 @@ pub const INVOICE_PATH: &str = "/templates/invoice.typ";
 /// Main file of proformas.
 pub const PROFORMA_PATH: &str = "/templates/proforma.typ";
 
+/// Main file of business reports.
+pub const REPORT_PATH: &str = "/templates/report.typ";
+
 /// The templates, compiled into the binary.
-const TEMPLATES: [(&str, &str); 3] = [
+const TEMPLATES: [(&str, &str); 4] = [
     (
         "/templates/common.typ",
         include_str!("../templates/common.typ"),
     ),
     (INVOICE_PATH, include_str!("../templates/invoice.typ")),
     (PROFORMA_PATH, include_str!("../templates/proforma.typ")),
+    (REPORT_PATH, include_str!("../templates/report.typ")),
 ];
 
 struct Fonts {

@@ -24,6 +24,10 @@ pub mod kind {
     pub const MEMBER_PASSWORD: &str = "member.password";
     /// Deletes finished jobs past their retention (scheduled daily).
     pub const JOBS_PRUNE: &str = "jobs.prune";
+    /// Renders a report's PDF and mails its download link: [`super::ReportRender`].
+    pub const REPORT_RENDER: &str = "report.render";
+    /// Mails the requester of a ready report its download link: [`super::ReportRender`].
+    pub const REPORT_MAIL: &str = "report.mail";
 }
 
 /// How many times a job runs before it is parked as dead, unless enqueued otherwise.
@@ -55,6 +59,12 @@ pub struct MemberPassword {
     /// but never a password set by anyone else.
     #[serde(default)]
     pub issued_hash: Option<String>,
+}
+
+/// Payload of [`kind::REPORT_RENDER`] and [`kind::REPORT_MAIL`].
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct ReportRender {
+    pub report_id: String,
 }
 
 /// A job to insert.

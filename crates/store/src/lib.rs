@@ -28,6 +28,7 @@ pub mod legal;
 pub mod members;
 pub mod payments;
 pub mod proformas;
+pub mod reports;
 pub mod tokens;
 pub mod users;
 pub mod verifactu;

@@ -12,6 +12,7 @@ pub mod invoices;
 pub mod members;
 pub mod pdf;
 pub mod proformas;
+pub mod reports;
 pub mod session;
 pub mod taxes;
 pub mod tokens;
@@ -103,6 +104,9 @@ pub fn v1() -> OpenApiRouter<AppState> {
         .routes(routes!(dashboard::get_dashboard))
         .routes(routes!(pdf::invoice_pdf))
         .routes(routes!(pdf::proforma_pdf))
+        .routes(routes!(reports::list_reports, reports::create_report))
+        .routes(routes!(reports::get_report, reports::delete_report))
+        .routes(routes!(reports::report_pdf))
         .routes(routes!(verifactu::invoice_records))
         .routes(routes!(verifactu::get_authorization))
         .routes(routes!(verifactu::declare_power_of_attorney))

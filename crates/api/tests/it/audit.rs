@@ -328,6 +328,8 @@ fn sample_body(method: &str, path: &str) -> Option<Value> {
         ("POST", "/v1/company/registration") => Some(registration_body()),
         ("POST", "/v1/entities") => Some(irish_customer()),
         ("POST", "/v1/bank-accounts") => Some(json!({"name": "Walk"})),
+        ("POST", "/v1/reports") => Some(json!({"report_type": "vat_summary",
+            "period_start": "2026-01-01T00:00:00Z", "period_end": "2026-04-01T00:00:00Z"})),
         _ => None,
     }
 }

@@ -34,6 +34,8 @@ pub fn context(db: &store::Db, smtp_url: Option<String>, outbox: &std::path::Pat
         mailer: std::sync::Arc::new(mailer),
         config: std::sync::Arc::new(JobsConfig {
             public_url: "http://invoicing.test".into(),
+            secret_key: crate::support::test_secret(),
+            report_timeout: std::time::Duration::from_secs(30),
         }),
     }
 }

@@ -112,6 +112,22 @@ async fn populate_a(app: &TestApp) -> Vec<(&'static str, String)> {
         .as_str()
         .unwrap()
         .to_owned();
+    let report = app
+        .call(
+            "POST",
+            "/v1/reports",
+            As::Human(&app.a),
+            Some(
+                json!({"report_type": "vat_summary", "period_start": "2026-01-01T00:00:00Z",
+                "period_end": "2026-04-01T00:00:00Z"}),
+            ),
+        )
+        .await
+        .expect(201)
+        .json()["data"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     let token = app.get("/v1/tokens", As::Human(&app.a)).await.json()["data"][0]["id"]
         .as_str()
         .unwrap()
@@ -131,6 +147,7 @@ async fn populate_a(app: &TestApp) -> Vec<(&'static str, String)> {
         ("/v1/expenses/{id}", expense),
         ("/v1/ai-audit/{id}", entry),
         ("/v1/tokens/{id}", token),
+        ("/v1/reports/{id}", report),
     ]
 }
 

@@ -20,6 +20,7 @@ mod members_status;
 mod money;
 mod pdf;
 mod queue;
+mod reports;
 mod session;
 mod tokens;
 mod verifactu;

@@ -204,6 +204,7 @@ impl TestApp {
                 public_url: "http://invoicing.test".into(),
                 fx_url,
                 aeat_mode: api::aeat::Mode::Disabled,
+                secret_key: test_secret(),
             },
         )
         .with_clock(Arc::new(move || {
@@ -315,6 +316,8 @@ impl TestApp {
             "verifactu_chain_heads",
             "verifactu_records",
             "jobs",
+            "reports",
+            "files",
         ];
         let mut out = String::new();
         for t in tables {
@@ -488,4 +491,9 @@ pub fn registration_body() -> Value {
         "phone": "+353 1 555 0100",
         "address": {"lines": ["1 Main Street"], "zipcode": "D02 X285", "city": "Dublin", "country": "ie"}
     })
+}
+
+/// The link-signing key of test servers and workers.
+pub fn test_secret() -> reports::links::SecretKey {
+    reports::links::SecretKey::new(b"a test key that is long enough, 32+".to_vec())
 }
