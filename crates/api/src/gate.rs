@@ -14,6 +14,13 @@
 //!
 //! Because the gate wraps routes, not handlers, no handler can forget it, and
 //! a new route is gated the moment it is added.
+//!
+//! A POST may carry `Idempotency-Key` (Stripe's semantics): the first successful
+//! answer (2xx, the AI 202 included) is stored per company in the same transaction
+//! as the request's writes; within 24 hours the same key with the same method, path
+//! and body gets that answer again (`Idempotent-Replayed: true`) without running
+//! anything, and with a different request gets 409. Failed requests store nothing,
+//! so they can be retried with the same key.
 
 use std::sync::Arc;
 
@@ -32,6 +39,20 @@ use crate::{
     auth::{Caller, CallerKind},
     error::ApiError,
 };
+
+/// Header that makes a POST safe to retry.
+pub const IDEMPOTENCY_HEADER: &str = "idempotency-key";
+/// Longest idempotency key accepted.
+pub const MAX_IDEMPOTENCY_KEY: usize = 255;
+/// Largest answer stored for replay.
+const MAX_STORED_RESPONSE: usize = 4 * 1024 * 1024;
+
+/// The idempotency key of the current request and what identifies the request.
+struct Idem {
+    company_id: String,
+    key: String,
+    hash: String,
+}
 
 /// Largest body an AI caller's request may carry into the review queue (receipts are the largest).
 pub const MAX_CAPTURED_BODY: usize = 11 * 1024 * 1024;
@@ -139,24 +160,169 @@ pub async fn gate(State(state): State<AppState>, req: Request, next: Next) -> Re
     let Some(caller) = req.extensions().get::<Caller>().cloned() else {
         return ApiError::Unauthorized("Missing bearer token.").into_response();
     };
+    let (req, idem) = match idempotency(&state, &caller, req).await {
+        Ok(Prepared::Run(req, idem)) => (req, idem),
+        Ok(Prepared::Answered(resp)) => return resp,
+        Err(e) => return e.into_response(),
+    };
     match caller.kind {
-        CallerKind::Human => run_in_tx(&state, req, next, true).await,
-        CallerKind::Ai => hold_for_review(&state, caller, req, next)
+        CallerKind::Human => run_in_tx(&state, req, next, true, idem.as_ref()).await,
+        CallerKind::Ai => hold_for_review(&state, caller, req, next, idem.as_ref())
             .await
             .unwrap_or_else(IntoResponse::into_response),
     }
 }
 
-/// Runs the rest of the stack in a fresh write transaction; commits on 2xx if `commit`.
-async fn run_in_tx(state: &AppState, mut req: Request, next: Next, commit: bool) -> Response {
+enum Prepared {
+    /// Run the request (with its key, if it has one).
+    Run(Request, Option<Idem>),
+    /// The stored answer of an earlier identical request.
+    Answered(Response),
+}
+
+/// Reads the `Idempotency-Key` of a POST: replays a stored answer, refuses a reused key,
+/// or lets the request run with the key to store its answer.
+async fn idempotency(
+    state: &AppState,
+    caller: &Caller,
+    req: Request,
+) -> Result<Prepared, ApiError> {
+    if req.method() != Method::POST {
+        return Ok(Prepared::Run(req, None));
+    }
+    let Some(value) = req.headers().get(IDEMPOTENCY_HEADER) else {
+        return Ok(Prepared::Run(req, None));
+    };
+    let key = value
+        .to_str()
+        .ok()
+        .map(str::trim)
+        .filter(|k| !k.is_empty() && k.len() <= MAX_IDEMPOTENCY_KEY)
+        .filter(|k| k.chars().all(|c| c.is_ascii_graphic()))
+        .ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "Idempotency-Key must be 1 to {MAX_IDEMPOTENCY_KEY} printable ASCII characters \
+                 without spaces (a UUID is a good choice)."
+            ))
+        })?
+        .to_owned();
+    let target = req
+        .uri()
+        .path_and_query()
+        .map(|p| p.as_str().to_owned())
+        .unwrap_or_default();
+    let (parts, body) = req.into_parts();
+    let bytes = axum::body::to_bytes(body, MAX_CAPTURED_BODY)
+        .await
+        .map_err(|_| {
+            ApiError::PayloadTooLarge(format!(
+                "The request body is larger than {} MiB.",
+                MAX_CAPTURED_BODY / (1024 * 1024)
+            ))
+        })?;
+    let mut fingerprint = format!("POST\n{target}\n").into_bytes();
+    fingerprint.extend_from_slice(&bytes);
+    let hash = store::hash_bytes(&fingerprint);
+    let mut conn = state.db.pool().acquire().await?;
+    let now = state.now().timestamp_micros();
+    if let Some(stored) = store::idempotency::find(&mut conn, &caller.company_id, &key, now).await?
+    {
+        if stored.request_hash != hash {
+            return Err(ApiError::Conflict(format!(
+                "Idempotency-Key `{key}` was already used for a different request in the last \
+                 24 hours; use a new key for a new request."
+            )));
+        }
+        return Ok(Prepared::Answered(replay(stored)));
+    }
+    drop(conn);
+    Ok(Prepared::Run(
+        Request::from_parts(parts, Body::from(bytes)),
+        Some(Idem {
+            company_id: caller.company_id.clone(),
+            key,
+            hash,
+        }),
+    ))
+}
+
+/// A stored answer, sent again.
+fn replay(stored: store::idempotency::Stored) -> Response {
+    let status = u16::try_from(stored.status_code)
+        .ok()
+        .and_then(|s| StatusCode::from_u16(s).ok())
+        .unwrap_or(StatusCode::OK);
+    let mut resp = (status, stored.response_body).into_response();
+    if let Some(ct) = stored
+        .content_type
+        .and_then(|ct| axum::http::HeaderValue::from_str(&ct).ok())
+    {
+        resp.headers_mut()
+            .insert(axum::http::header::CONTENT_TYPE, ct);
+    }
+    resp.headers_mut().insert(
+        "idempotent-replayed",
+        axum::http::HeaderValue::from_static("true"),
+    );
+    resp
+}
+
+/// Stores a successful answer under the request's key, on the request's connection.
+async fn remember(
+    conn: &mut sqlx::AnyConnection,
+    idem: &Idem,
+    status: StatusCode,
+    content_type: Option<String>,
+    body: Vec<u8>,
+    now: i64,
+) -> Result<(), ApiError> {
+    let stored = store::idempotency::Stored {
+        request_hash: idem.hash.clone(),
+        status_code: i64::from(status.as_u16()),
+        content_type,
+        response_body: body,
+    };
+    store::idempotency::insert(conn, &idem.company_id, &idem.key, &stored, now)
+        .await
+        .map_err(|e| {
+            if store::is_unique_violation(&e) {
+                ApiError::Conflict(format!(
+                    "Another request with Idempotency-Key `{}` finished first; send this one \
+                     again to receive its answer.",
+                    idem.key
+                ))
+            } else {
+                ApiError::from(e)
+            }
+        })
+}
+
+/// Runs the rest of the stack in a fresh write transaction; commits on 2xx if `commit`
+/// (storing the answer under the idempotency key first, when there is one).
+async fn run_in_tx(
+    state: &AppState,
+    mut req: Request,
+    next: Next,
+    commit: bool,
+    idem: Option<&Idem>,
+) -> Response {
     let tx = match state.db.begin_write().await {
         Ok(tx) => tx,
         Err(e) => return ApiError::from(e).into_response(),
     };
     let slot = TxSlot::new(tx);
     req.extensions_mut().insert(slot.clone());
-    let resp = next.run(req).await;
+    let mut resp = next.run(req).await;
     if commit && resp.status().is_success() {
+        if let Some(idem) = idem {
+            match remember_in(state, &slot, idem, resp).await {
+                Ok(kept) => resp = kept,
+                Err(e) => {
+                    slot.rollback().await;
+                    return e.into_response();
+                }
+            }
+        }
         if let Err(e) = slot.commit().await {
             return e.into_response();
         }
@@ -166,11 +332,48 @@ async fn run_in_tx(state: &AppState, mut req: Request, next: Next, commit: bool)
     resp
 }
 
+/// Reads the answer, stores it in the request's transaction, and gives it back.
+async fn remember_in(
+    state: &AppState,
+    slot: &TxSlot,
+    idem: &Idem,
+    resp: Response,
+) -> Result<Response, ApiError> {
+    let (parts, body) = resp.into_parts();
+    let bytes = axum::body::to_bytes(body, MAX_STORED_RESPONSE)
+        .await
+        .map_err(|e| {
+            ApiError::Internal(anyhow::anyhow!("cannot read the answer to store it: {e}"))
+        })?;
+    let content_type = parts
+        .headers
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    {
+        let mut guard = slot.0.lock().await;
+        let tx = guard.as_mut().ok_or_else(|| {
+            ApiError::Internal(anyhow::anyhow!("the request transaction is closed"))
+        })?;
+        remember(
+            tx.conn(),
+            idem,
+            parts.status,
+            content_type,
+            bytes.to_vec(),
+            state.now().timestamp_micros(),
+        )
+        .await?;
+    }
+    Ok(Response::from_parts(parts, Body::from(bytes)))
+}
+
 async fn hold_for_review(
     state: &AppState,
     caller: Caller,
     req: Request,
     next: Next,
+    idem: Option<&Idem>,
 ) -> Result<Response, ApiError> {
     let action = action_label(
         req.method(),
@@ -202,7 +405,7 @@ async fn hold_for_review(
 
     // Dry run: the real handler, in a transaction that is always rolled back.
     let dry = Request::from_parts(parts, Body::from(bytes));
-    let resp = run_in_tx(state, dry, next, false).await;
+    let resp = run_in_tx(state, dry, next, false, None).await;
     if !resp.status().is_success() {
         return Ok(resp);
     }
@@ -223,20 +426,30 @@ async fn hold_for_review(
         },
     )
     .await?;
+    let pending = PendingApproval {
+        error: "pending_approval".into(),
+        message: format!(
+            "This request was made by an AI caller and is held for review: a person must \
+             approve AI audit entry {id} (POST /v1/ai-audit/{id}/approve) before it runs."
+        ),
+        audit_entry_id: id.clone(),
+    };
+    if let Some(idem) = idem {
+        let body = serde_json::to_vec(&pending)
+            .map_err(|e| ApiError::Internal(anyhow::anyhow!("cannot encode the answer: {e}")))?;
+        remember(
+            tx.conn(),
+            idem,
+            StatusCode::ACCEPTED,
+            Some("application/json".into()),
+            body,
+            state.now().timestamp_micros(),
+        )
+        .await?;
+    }
     tx.commit().await?;
     tracing::info!(audit_entry_id = %id, %action, "AI request held for approval");
-    Ok((
-        StatusCode::ACCEPTED,
-        axum::Json(PendingApproval {
-            error: "pending_approval".into(),
-            message: format!(
-                "This request was made by an AI caller and is held for review: a person must \
-                 approve AI audit entry {id} (POST /v1/ai-audit/{id}/approve) before it runs."
-            ),
-            audit_entry_id: id,
-        }),
-    )
-        .into_response())
+    Ok((StatusCode::ACCEPTED, axum::Json(pending)).into_response())
 }
 
 /// Keeps a JSON body as text; any other body (a receipt file) as base64.

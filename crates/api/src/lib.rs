@@ -102,10 +102,12 @@ pub fn v1_routes(state: &AppState) -> OpenApiRouter<AppState> {
 
 /// The route table and the OpenAPI document, before state and global layers.
 pub fn route_table(state: &AppState) -> (Router<AppState>, utoipa::openapi::OpenApi) {
-    OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
+    let (router, mut doc) = OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
         .merge(v1_routes(state))
         .merge(routes::health::routes())
-        .split_for_parts()
+        .split_for_parts();
+    openapi::document_idempotency(&mut doc);
+    (router, doc)
 }
 
 /// The complete application: API, OpenAPI document, docs page, health checks.

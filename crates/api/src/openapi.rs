@@ -72,6 +72,38 @@ impl Modify for Security {
     }
 }
 
+/// Adds the optional `Idempotency-Key` header (see `gate`) to every POST that writes.
+pub fn document_idempotency(doc: &mut utoipa::openapi::OpenApi) {
+    use utoipa::openapi::path::{ParameterBuilder, ParameterIn};
+    for (path, item) in doc.paths.paths.iter_mut() {
+        if crate::gate::READ_ONLY_POSTS.contains(&path.as_str()) {
+            continue;
+        }
+        let Some(op) = item.post.as_mut() else {
+            continue;
+        };
+        op.parameters.get_or_insert_with(Vec::new).push(
+            ParameterBuilder::new()
+                .name("Idempotency-Key")
+                .parameter_in(ParameterIn::Header)
+                .required(utoipa::openapi::Required::False)
+                .description(Some(
+                    "Makes the request safe to retry: within 24 hours the same key and body get \
+                     the first successful answer again (header `Idempotent-Replayed: true`) \
+                     without running twice; the same key with a different request is a 409. \
+                     1 to 255 printable ASCII characters, e.g. a UUID.",
+                ))
+                .schema(Some(
+                    utoipa::openapi::ObjectBuilder::new()
+                        .schema_type(utoipa::openapi::schema::Type::String)
+                        .max_length(Some(crate::gate::MAX_IDEMPOTENCY_KEY)),
+                ))
+                .build()
+                .into(),
+        );
+    }
+}
+
 /// Serves `/openapi.json` and the Swagger UI at `/api/` (assets vendored in the binary).
 pub fn docs(openapi: utoipa::openapi::OpenApi) -> Router<AppState> {
     Router::new().merge(utoipa_swagger_ui::SwaggerUi::new("/api").url("/openapi.json", openapi))

@@ -116,7 +116,7 @@ async fn member_password(ctx: Context, job: Job) -> Result<(), JobError> {
     send(&ctx, &job, user.email, rendered).await
 }
 
-/// `jobs.prune`: deletes finished jobs past their retention.
+/// `jobs.prune`: deletes finished jobs past their retention and expired idempotency keys.
 async fn prune(ctx: Context, _job: Job) -> Result<(), JobError> {
     const DAY: i64 = 24 * 3600 * 1_000_000;
     let now = store::now_micros();
@@ -128,6 +128,8 @@ async fn prune(ctx: Context, _job: Job) -> Result<(), JobError> {
     )
     .await?;
     tracing::info!(deleted = n, "pruned finished jobs");
+    let keys = store::idempotency::prune(&mut conn, now).await?;
+    tracing::info!(deleted = keys, "pruned expired idempotency keys");
     Ok(())
 }
 

@@ -22,6 +22,7 @@ pub mod db;
 pub mod entities;
 pub mod expenses;
 pub mod files;
+pub mod idempotency;
 pub mod invoices;
 pub mod jobs;
 pub mod legal;

@@ -12,6 +12,7 @@ mod company;
 mod docs;
 mod entities;
 mod fx;
+mod idempotency;
 mod invoices;
 mod isolation;
 mod members;

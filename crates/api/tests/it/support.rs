@@ -318,6 +318,7 @@ impl TestApp {
             "jobs",
             "reports",
             "files",
+            "idempotency_keys",
         ];
         let mut out = String::new();
         for t in tables {
