@@ -18,6 +18,12 @@ pub struct Settings {
     /// SMTP connection URL (may carry credentials: never shown).
     pub smtp_url: Option<String>,
     pub mail_from: Option<String>,
+    /// Listen address of the MCP server (`invoicing mcp`, or `serve`'s child).
+    pub mcp_addr: Option<String>,
+    /// Base URL of the HTTP API the MCP server calls.
+    pub api_url: Option<String>,
+    /// Comma-separated host names the MCP server accepts in `Host` (`*`: any).
+    pub mcp_allowed_hosts: Option<String>,
 }
 
 impl std::fmt::Debug for Settings {
@@ -36,6 +42,9 @@ impl std::fmt::Debug for Settings {
                 &self.smtp_url.as_deref().map(store::db::redact_url),
             )
             .field("mail_from", &self.mail_from)
+            .field("mcp_addr", &self.mcp_addr)
+            .field("api_url", &self.api_url)
+            .field("mcp_allowed_hosts", &self.mcp_allowed_hosts)
             .finish()
     }
 }
@@ -80,6 +89,15 @@ impl Settings {
         if let Some(v) = env("INVOICING_MAIL_FROM") {
             s.mail_from = Some(v);
         }
+        if let Some(v) = env("INVOICING_MCP_ADDR") {
+            s.mcp_addr = Some(v);
+        }
+        if let Some(v) = env("INVOICING_API_URL") {
+            s.api_url = Some(v);
+        }
+        if let Some(v) = env("INVOICING_MCP_ALLOWED_HOSTS") {
+            s.mcp_allowed_hosts = Some(v);
+        }
         if let Ok(v) = std::env::var("INVOICING_FX_URL") {
             // An empty value is meaningful: never fetch rates.
             s.fx_url = Some(v);
@@ -109,6 +127,28 @@ impl Settings {
         self.http_addr
             .clone()
             .unwrap_or_else(|| "127.0.0.1:8080".to_owned())
+    }
+
+    /// The MCP listen address (default `127.0.0.1:8081`).
+    pub fn mcp_addr(&self) -> String {
+        self.mcp_addr
+            .clone()
+            .unwrap_or_else(|| "127.0.0.1:8081".to_owned())
+    }
+
+    /// The API base URL the MCP server calls (default `http://127.0.0.1:8080`).
+    pub fn api_url(&self) -> String {
+        self.api_url
+            .clone()
+            .unwrap_or_else(|| "http://127.0.0.1:8080".to_owned())
+    }
+
+    /// The MCP server's settings.
+    pub fn mcp(&self) -> mcp::McpConfig {
+        mcp::McpConfig {
+            api_url: self.api_url(),
+            allowed_hosts: mcp::McpConfig::parse_allowed_hosts(self.mcp_allowed_hosts.as_deref()),
+        }
     }
 
     /// The daily exchange-rate feed (ECB format; empty disables fetching).
