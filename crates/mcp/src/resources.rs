@@ -189,7 +189,7 @@ pub async fn read(api: &ApiClient, token: &str, uri: &str) -> Result<ResourceCon
     let target = parse(uri).ok_or_else(|| {
         McpError::resource_not_found(
             format!(
-                "Unknown resource `{uri}`: resources are invoicing://company, entities, \
+                "Resource `{uri}` not found: resources are invoicing://company, entities, \
                  invoices, proformas, expenses, reports, and the templates \
                  invoicing://entities/{{id}}, entities/{{id}}/invoices, \
                  entities/{{id}}/expenses, invoices/{{id}}, proformas/{{id}}, expenses/{{id}}, \
