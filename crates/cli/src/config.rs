@@ -23,6 +23,12 @@ pub struct Settings {
     pub secret_key: Option<String>,
     /// Longest a report may take to render, in seconds (default 60).
     pub report_timeout_secs: Option<u64>,
+    /// Listen address of the MCP server (`invoicing mcp`, or `serve`'s child).
+    pub mcp_addr: Option<String>,
+    /// Base URL of the HTTP API the MCP server calls.
+    pub api_url: Option<String>,
+    /// Comma-separated host names the MCP server accepts in `Host` (`*`: any).
+    pub mcp_allowed_hosts: Option<String>,
 }
 
 impl std::fmt::Debug for Settings {
@@ -43,6 +49,9 @@ impl std::fmt::Debug for Settings {
             .field("mail_from", &self.mail_from)
             .field("secret_key", &self.secret_key.as_ref().map(|_| "(set)"))
             .field("report_timeout_secs", &self.report_timeout_secs)
+            .field("mcp_addr", &self.mcp_addr)
+            .field("api_url", &self.api_url)
+            .field("mcp_allowed_hosts", &self.mcp_allowed_hosts)
             .finish()
     }
 }
@@ -95,6 +104,15 @@ impl Settings {
                 anyhow::anyhow!("INVOICING_REPORT_TIMEOUT_SECS must be a whole number of seconds")
             })?);
         }
+        if let Some(v) = env("INVOICING_MCP_ADDR") {
+            s.mcp_addr = Some(v);
+        }
+        if let Some(v) = env("INVOICING_API_URL") {
+            s.api_url = Some(v);
+        }
+        if let Some(v) = env("INVOICING_MCP_ALLOWED_HOSTS") {
+            s.mcp_allowed_hosts = Some(v);
+        }
         if let Ok(v) = std::env::var("INVOICING_FX_URL") {
             // An empty value is meaningful: never fetch rates.
             s.fx_url = Some(v);
@@ -124,6 +142,28 @@ impl Settings {
         self.http_addr
             .clone()
             .unwrap_or_else(|| "127.0.0.1:8080".to_owned())
+    }
+
+    /// The MCP listen address (default `127.0.0.1:8081`).
+    pub fn mcp_addr(&self) -> String {
+        self.mcp_addr
+            .clone()
+            .unwrap_or_else(|| "127.0.0.1:8081".to_owned())
+    }
+
+    /// The API base URL the MCP server calls (default `http://127.0.0.1:8080`).
+    pub fn api_url(&self) -> String {
+        self.api_url
+            .clone()
+            .unwrap_or_else(|| "http://127.0.0.1:8080".to_owned())
+    }
+
+    /// The MCP server's settings.
+    pub fn mcp(&self) -> mcp::McpConfig {
+        mcp::McpConfig {
+            api_url: self.api_url(),
+            allowed_hosts: mcp::McpConfig::parse_allowed_hosts(self.mcp_allowed_hosts.as_deref()),
+        }
     }
 
     /// The daily exchange-rate feed (ECB format; empty disables fetching).

@@ -1,4 +1,4 @@
-//! The `invoicing` binary: `serve`, `worker`, `migrate` and operator commands under `admin`.
+//! The `invoicing` binary: `serve`, `mcp`, `worker`, `migrate` and operator commands under `admin`.
 //!
 //! Operator commands print JSON on stdout; every error goes to stderr with a
 //! non-zero exit status.
@@ -6,6 +6,7 @@
 
 mod admin;
 mod config;
+mod mcp_process;
 
 use std::path::PathBuf;
 
@@ -24,7 +25,7 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Run the HTTP API and the background worker (migrating the database first).
+    /// Run the HTTP API, the background worker and the MCP server (migrating the database first).
     Serve {
         /// On an empty database, create a first company and print its tokens as JSON.
         #[arg(long)]
@@ -32,6 +33,9 @@ enum Command {
         /// Do not run background jobs in this process (run `invoicing worker` elsewhere).
         #[arg(long)]
         no_worker: bool,
+        /// Do not start the MCP server child process (run `invoicing mcp` elsewhere).
+        #[arg(long)]
+        no_mcp: bool,
         #[command(flatten)]
         company: admin::BootstrapArgs,
     },
@@ -40,6 +44,12 @@ enum Command {
         /// Jobs run at once by this process.
         #[arg(long, default_value_t = 2)]
         concurrency: usize,
+    },
+    /// Run the MCP server alone (streamable HTTP at /mcp), a client of the HTTP API.
+    Mcp {
+        /// Stop when standard input closes (set by `serve` for its child).
+        #[arg(long, hide = true)]
+        exit_with_parent: bool,
     },
     /// Apply database migrations and exit.
     Migrate,
@@ -74,6 +84,10 @@ fn main() -> std::process::ExitCode {
 async fn run(cli: Cli) -> anyhow::Result<()> {
     let settings = config::Settings::load(cli.config.as_deref())?;
     init_logging(&settings);
+    if let Command::Mcp { exit_with_parent } = cli.command {
+        // The MCP server owns no data: it never opens the database.
+        return mcp_process::run(&settings, exit_with_parent).await;
+    }
     let db = store::Db::connect(&settings.database_url()).await?;
     db.migrate().await?;
     match cli.command {
@@ -82,11 +96,21 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Admin { command } => admin::run(&db, command).await,
+        Command::Mcp { .. } => Ok(()),
         Command::Serve {
             bootstrap,
             no_worker,
+            no_mcp,
             company,
-        } => serve(settings, db, bootstrap.then_some(company), !no_worker).await,
+        } => {
+            let options = ServeOptions {
+                bootstrap: bootstrap.then_some(company),
+                with_worker: !no_worker,
+                with_mcp: !no_mcp,
+                config_file: cli.config.clone(),
+            };
+            serve(settings, db, options).await
+        }
         Command::Worker { concurrency } => {
             let public_url = settings.public_url(&settings.http_addr());
             let worker = worker(&settings, &db, public_url, concurrency)?;
@@ -98,8 +122,15 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
 }
 
 fn init_logging(settings: &config::Settings) {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("INVOICING_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,sqlx=warn"));
+    let spec = std::env::var("INVOICING_LOG").unwrap_or_else(|_| "info,sqlx=warn".to_owned());
+    // rmcp logs every stateless MCP request at info: quiet unless asked for by name.
+    let spec = if spec.contains("rmcp") {
+        spec
+    } else {
+        format!("{spec},rmcp=warn")
+    };
+    let filter = tracing_subscriber::EnvFilter::try_new(&spec)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,sqlx=warn,rmcp=warn"));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr);
@@ -137,12 +168,26 @@ fn worker(
     ))
 }
 
+/// What `serve` runs besides the API.
+struct ServeOptions {
+    bootstrap: Option<admin::BootstrapArgs>,
+    with_worker: bool,
+    with_mcp: bool,
+    /// The `--config` file, passed on to the MCP child.
+    config_file: Option<PathBuf>,
+}
+
 async fn serve(
     settings: config::Settings,
     db: store::Db,
-    bootstrap: Option<admin::BootstrapArgs>,
-    with_worker: bool,
+    options: ServeOptions,
 ) -> anyhow::Result<()> {
+    let ServeOptions {
+        bootstrap,
+        with_worker,
+        with_mcp,
+        config_file,
+    } = options;
     if let Some(args) = bootstrap {
         let mut conn = db.pool().acquire().await?;
         if store::companies::any_exists(&mut conn).await? {
@@ -160,7 +205,8 @@ async fn serve(
     let listener = tokio::net::TcpListener::bind(&addr)
         .await
         .map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?;
-    let bound = listener.local_addr()?.to_string();
+    let bound_addr = listener.local_addr()?;
+    let bound = bound_addr.to_string();
     let state = api::AppState::new(
         db.clone(),
         api::ApiConfig {
@@ -180,12 +226,23 @@ async fn serve(
         None
     };
     tracing::info!("listening on http://{bound} (API reference at http://{bound}/api/)");
+    // Started after the line above, so the first "listening on" in the logs is the API's.
+    let mcp = with_mcp.then(|| {
+        mcp_process::supervise(
+            mcp_process::api_url_for(bound_addr),
+            config_file,
+            stop.clone(),
+        )
+    });
     axum::serve(listener, app)
         .with_graceful_shutdown(stopped(stop))
         .await?;
     if let Some(w) = worker {
         // The worker finishes (or releases) its running jobs before the pool closes.
         let _ = w.await;
+    }
+    if let Some(m) = mcp {
+        let _ = m.await;
     }
     db.close().await;
     tracing::info!("stopped");

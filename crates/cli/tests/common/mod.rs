@@ -70,6 +70,8 @@ impl TestDb {
             .env("INVOICING_DATABASE_URL", &self.url)
             .env("INVOICING_DATA_DIR", self.dir.path().join("data"))
             .env("INVOICING_HTTP_ADDR", "127.0.0.1:0")
+            // `serve` starts an MCP child: on a free port, so tests never collide.
+            .env("INVOICING_MCP_ADDR", "127.0.0.1:0")
             .env("INVOICING_LOG", "info");
         cmd
     }
@@ -120,8 +122,12 @@ pub struct Server {
 
 impl Server {
     pub fn start(db: &TestDb, args: &[&str]) -> Self {
-        let mut child = db
-            .command(args)
+        Self::start_command(db.command(args))
+    }
+
+    /// Starts a prepared `invoicing serve` command (see [`TestDb::command`]).
+    pub fn start_command(mut cmd: Command) -> Self {
+        let mut child = cmd
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -168,6 +174,33 @@ impl Server {
     /// What the server wrote to stderr after it started listening.
     pub fn logs(&self) -> String {
         self.logs.lock().expect("lock").clone()
+    }
+
+    /// Waits until the logs contain `needle` (panics with the logs after `secs`).
+    pub fn wait_for_log(&self, needle: &str, secs: u64) -> String {
+        let deadline = std::time::Instant::now() + Duration::from_secs(secs);
+        loop {
+            let logs = self.logs();
+            if logs.contains(needle) {
+                return logs;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no `{needle}` in the logs within {secs} s:\n{logs}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// The endpoint of the MCP child `serve` started (`http://host:port/mcp`).
+    pub fn mcp_url(&self) -> String {
+        let needle = "MCP server listening at ";
+        let logs = self.wait_for_log(needle, 30);
+        let rest = logs.split(needle).nth(1).expect("MCP line");
+        rest.split_whitespace()
+            .next()
+            .expect("MCP address")
+            .to_owned()
     }
 
     pub fn stop(mut self) -> std::process::ExitStatus {
@@ -217,4 +250,20 @@ pub fn run(db: &TestDb, args: &[&str]) -> (bool, Value, String) {
         Value::Null
     };
     (out.status.success(), json, stderr)
+}
+
+/// The Python with the test clients: `INVOICING_TEST_PYTHON` (set by scripts/test),
+/// else the repository's `.venv`.
+pub fn python() -> String {
+    if let Ok(p) = std::env::var("INVOICING_TEST_PYTHON") {
+        return p;
+    }
+    let venv = concat!(env!("CARGO_MANIFEST_DIR"), "/../../.venv/bin/python");
+    assert!(
+        std::path::Path::new(venv).exists(),
+        "the MCP tests need the Python clients: run scripts/test, or create .venv with \
+         `python3 -m venv .venv && .venv/bin/pip install -r tests/requirements.txt`, or set \
+         INVOICING_TEST_PYTHON"
+    );
+    venv.to_owned()
 }

@@ -1,0 +1,111 @@
+//! MCP server of the invoicing service: streamable HTTP at `/mcp`, a client of the HTTP API.
+//!
+//! The server owns no data and no database connection. Each MCP request is
+//! checked by [`auth::require_token`] (the bearer token is asked of the API on
+//! every HTTP request), then served by [`server::InvoicingMcp`], which reads
+//! resources and forwards tool calls to the API with the caller's token and
+//! `x-invoicing-source: mcp`. Because the API's AI gate holds every write for
+//! a person's approval, so does every MCP tool.
+//!
+//! The transport runs stateless (no `Mcp-Session-Id`, JSON answers, no
+//! server-held streams): any request can go to any MCP process, so several
+//! can run behind one address without session affinity.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod api;
+pub mod auth;
+pub mod resources;
+pub mod server;
+pub mod tools;
+
+use std::{future::Future, sync::Arc};
+
+use axum::{Router, routing::get};
+use rmcp::transport::streamable_http_server::{
+    StreamableHttpServerConfig, StreamableHttpService, session::never::NeverSessionManager,
+};
+use tower::Layer as _;
+
+/// Host names accepted in the `Host` header by default (loopback only).
+pub const DEFAULT_ALLOWED_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
+
+/// What the MCP server needs to run.
+#[derive(Debug, Clone)]
+pub struct McpConfig {
+    /// Base URL of the HTTP API, e.g. `http://127.0.0.1:8080`.
+    pub api_url: String,
+    /// Host names (or `host:port`) accepted in the `Host` header, against DNS
+    /// rebinding; `None` accepts any host (behind a proxy that checks it).
+    pub allowed_hosts: Option<Vec<String>>,
+}
+
+impl McpConfig {
+    /// Parses a comma-separated allowed-hosts setting; `*` means any host.
+    pub fn parse_allowed_hosts(setting: Option<&str>) -> Option<Vec<String>> {
+        match setting.map(str::trim) {
+            None | Some("") => Some(DEFAULT_ALLOWED_HOSTS.map(str::to_owned).to_vec()),
+            Some("*") => None,
+            Some(list) => Some(
+                list.split(',')
+                    .map(|h| h.trim().to_owned())
+                    .filter(|h| !h.is_empty())
+                    .collect(),
+            ),
+        }
+    }
+}
+
+/// The MCP router: `/mcp` behind the token check, and `/healthz` for load balancers.
+pub fn router(config: &McpConfig) -> anyhow::Result<Router> {
+    let api = api::ApiClient::new(&config.api_url)?;
+    let handler = server::InvoicingMcp::new(api.clone());
+    let mut transport = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(false)
+        .with_json_response(true)
+        .with_sse_keep_alive(None);
+    transport = match &config.allowed_hosts {
+        Some(hosts) => transport.with_allowed_hosts(hosts.clone()),
+        None => transport.disable_allowed_hosts(),
+    };
+    let service = StreamableHttpService::new(
+        move || Ok(handler.clone()),
+        Arc::new(NeverSessionManager::default()),
+        transport,
+    );
+    let guarded = axum::middleware::from_fn_with_state(api, auth::require_token).layer(service);
+    Ok(Router::new()
+        .nest_service("/mcp", guarded)
+        .route("/healthz", get(|| async { "ok" })))
+}
+
+/// Serves MCP on `listener` until `shutdown` resolves, then lets in-flight requests finish.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    config: McpConfig,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let app = router(&config)?;
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown)
+        .await
+        .map_err(|e| anyhow::anyhow!("the MCP server failed: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allowed_hosts_default_to_loopback_and_star_means_any() {
+        assert_eq!(
+            McpConfig::parse_allowed_hosts(None).unwrap(),
+            ["localhost", "127.0.0.1", "::1"]
+        );
+        assert_eq!(McpConfig::parse_allowed_hosts(Some("*")), None);
+        assert_eq!(
+            McpConfig::parse_allowed_hosts(Some(" mcp.example.com, 10.0.0.5:8081 ")).unwrap(),
+            ["mcp.example.com", "10.0.0.5:8081"]
+        );
+    }
+}
