@@ -104,6 +104,7 @@ pub fn v1() -> OpenApiRouter<AppState> {
         .routes(routes!(pdf::invoice_pdf))
         .routes(routes!(pdf::proforma_pdf))
         .routes(routes!(verifactu::invoice_records))
+        .routes(routes!(verifactu::annul_invoice))
         .routes(routes!(verifactu::get_authorization))
         .routes(routes!(verifactu::declare_power_of_attorney))
         .merge(
