@@ -7,8 +7,8 @@ use verifactu::{
     Cabecera, CalificacionOperacion, ClaveRegimen, CodigoPais, DatosAlta, DatosAnulacion,
     DetalleDesglose, Fecha, FechaHoraHuso, HusoHorario, IdFactura, IdOtro, IdType, Importe, Nif,
     OperacionExenta, OperativaAnulacion, PersonaFisicaJuridica, PersonaNif, Porcentaje,
-    Rectificacion, RegFactuSistemaFacturacion, RegistroFactura, RegistroPrevio,
-    SistemaInformatico, TipoFactura, TipoRectificativa,
+    Rectificacion, RegFactuSistemaFacturacion, RegistroFactura, RegistroPrevio, SistemaInformatico,
+    TipoFactura, TipoRectificativa,
 };
 
 use crate::error::{ApiError, ApiResult};

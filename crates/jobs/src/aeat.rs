@@ -175,12 +175,13 @@ impl AeatClient {
             }
             None => None,
         };
-        let ca = match &settings.ca {
-            Some(path) => Some(std::fs::read(path).map_err(|e| {
-                format!("cannot read INVOICING_AEAT_CA {}: {e}", path.display())
-            })?),
-            None => None,
-        };
+        let ca =
+            match &settings.ca {
+                Some(path) => Some(std::fs::read(path).map_err(|e| {
+                    format!("cannot read INVOICING_AEAT_CA {}: {e}", path.display())
+                })?),
+                None => None,
+            };
         let tls = tls_config(identity, ca.as_deref())?;
         Self::with_tls(&settings.endpoint, tls, settings.timeout)
     }
@@ -329,7 +330,10 @@ mod tests {
             [p12_keystore::Certificate::from_der(cert.der()).unwrap()],
         );
         let mut store = p12_keystore::KeyStore::new();
-        store.add_entry("client", p12_keystore::KeyStoreEntry::PrivateKeyChain(chain));
+        store.add_entry(
+            "client",
+            p12_keystore::KeyStoreEntry::PrivateKeyChain(chain),
+        );
         store.writer(password).write().unwrap()
     }
 

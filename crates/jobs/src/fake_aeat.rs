@@ -262,7 +262,10 @@ async fn handle(State(shared): State<Shared>, body: Bytes) -> (StatusCode, Strin
                 records: Vec::new(),
                 problems,
             });
-            return fault(false, &format!("Codigo[4102].El XML no cumple el esquema. {e}"));
+            return fault(
+                false,
+                &format!("Codigo[4102].El XML no cumple el esquema. {e}"),
+            );
         }
     };
     let (status, answer, delay) = {
@@ -274,7 +277,10 @@ async fn handle(State(shared): State<Shared>, body: Bytes) -> (StatusCode, Strin
                 StatusCode::from_u16(*code).unwrap_or(StatusCode::BAD_GATEWAY),
                 "<html>upstream error</html>".to_owned(),
             ),
-            _ => (StatusCode::OK, process(&mut inner, &peticion, &script, &mut problems)),
+            _ => (
+                StatusCode::OK,
+                process(&mut inner, &peticion, &script, &mut problems),
+            ),
         };
         inner.requests.push(Request {
             body,

@@ -73,7 +73,10 @@ pub(crate) async fn submit(ctx: Context, job: Job) -> Result<(), JobError> {
                     && let Some(at) = not_before(&mut conn, &p.company_id).await?
                     && at > store::now_micros()
                 {
-                    tracing::info!(pending, "waiting for TiempoEsperaEnvio before the next batch");
+                    tracing::info!(
+                        pending,
+                        "waiting for TiempoEsperaEnvio before the next batch"
+                    );
                     return Err(JobError::Later(at));
                 }
                 drop(conn);
@@ -143,9 +146,8 @@ async fn send_batch(ctx: &Context, client: &AeatClient, batch_id: &str) -> Resul
             "batch {batch_id} cannot be assembled from the stored records: {e}"
         ))
     })?;
-    let sent = verifactu::peticion::leer_peticion(&envelope).map_err(|e| {
-        JobError::Permanent(format!("batch {batch_id} does not read back: {e}"))
-    })?;
+    let sent = verifactu::peticion::leer_peticion(&envelope)
+        .map_err(|e| JobError::Permanent(format!("batch {batch_id} does not read back: {e}")))?;
     // Sent before: the AEAT may already hold these records.
     let resent = batch.attempts > 0;
     let now = store::now_micros();
@@ -266,9 +268,7 @@ fn outcome(line: &RespuestaLinea, resent: bool) -> Outcome {
             code,
             description,
         },
-        EstadoRegistro::Incorrecto
-            if resent && line.codigo_error_registro == Some(DUPLICATE) =>
-        {
+        EstadoRegistro::Incorrecto if resent && line.codigo_error_registro == Some(DUPLICATE) => {
             let with_errors = line
                 .registro_duplicado
                 .as_ref()
@@ -291,9 +291,11 @@ fn outcome(line: &RespuestaLinea, resent: bool) -> Outcome {
         }
         EstadoRegistro::Incorrecto => Outcome {
             status: status::REJECTED,
-            description: Some(line.explicacion().or(description).unwrap_or_else(|| {
-                "rejected by the AEAT without an error code".to_owned()
-            })),
+            description: Some(
+                line.explicacion()
+                    .or(description)
+                    .unwrap_or_else(|| "rejected by the AEAT without an error code".to_owned()),
+            ),
             code,
         },
     }

@@ -254,7 +254,10 @@ pub async fn batch(conn: &mut AnyConnection, id: &str) -> sqlx::Result<Option<Ba
 }
 
 /// The records of a batch, in chain order.
-pub async fn batch_records(conn: &mut AnyConnection, batch_id: &str) -> sqlx::Result<Vec<RecordRow>> {
+pub async fn batch_records(
+    conn: &mut AnyConnection,
+    batch_id: &str,
+) -> sqlx::Result<Vec<RecordRow>> {
     sqlx::query_as::<_, RecordRow>(sqlx::AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM verifactu_records WHERE batch_id = $1 ORDER BY seq"
     )))
@@ -299,13 +302,11 @@ pub async fn create_batch(
 /// Notes that a request for the batch is about to go out: counts the attempt
 /// on the batch and its records. Commit it before sending.
 pub async fn batch_sending(conn: &mut AnyConnection, batch_id: &str, now: i64) -> sqlx::Result<()> {
-    sqlx::query(
-        "UPDATE verifactu_batches SET attempts = attempts + 1, sent_at = $2 WHERE id = $1",
-    )
-    .bind(batch_id)
-    .bind(now)
-    .execute(&mut *conn)
-    .await?;
+    sqlx::query("UPDATE verifactu_batches SET attempts = attempts + 1, sent_at = $2 WHERE id = $1")
+        .bind(batch_id)
+        .bind(now)
+        .execute(&mut *conn)
+        .await?;
     sqlx::query(
         "UPDATE verifactu_records SET attempts = attempts + 1, submitted_at = $2 WHERE batch_id = $1",
     )
@@ -317,7 +318,11 @@ pub async fn batch_sending(conn: &mut AnyConnection, batch_id: &str, now: i64) -
 }
 
 /// Keeps the last failure of a batch that stays `sending` (to be re-sent).
-pub async fn batch_failed(conn: &mut AnyConnection, batch_id: &str, error: &str) -> sqlx::Result<()> {
+pub async fn batch_failed(
+    conn: &mut AnyConnection,
+    batch_id: &str,
+    error: &str,
+) -> sqlx::Result<()> {
     sqlx::query("UPDATE verifactu_batches SET last_error = $2 WHERE id = $1")
         .bind(batch_id)
         .bind(error)

@@ -131,7 +131,11 @@ fn req<'a>(
         .ok_or(ResponseError::Missing { element, parent })
 }
 
-fn texto(e: &Element, element: &'static str, parent: &'static str) -> Result<String, ResponseError> {
+fn texto(
+    e: &Element,
+    element: &'static str,
+    parent: &'static str,
+) -> Result<String, ResponseError> {
     req(e, element, parent).map(|c| c.text().to_owned())
 }
 

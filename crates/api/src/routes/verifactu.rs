@@ -209,7 +209,9 @@ pub async fn annul_invoice(
         state.now(),
     )
     .await?;
-    Ok(Json(records_view(&mut conn, &caller.company_id, &id).await?))
+    Ok(Json(
+        records_view(&mut conn, &caller.company_id, &id).await?,
+    ))
 }
 
 /// Whether the company may issue under VERI*FACTU, and how it got there.

@@ -70,6 +70,7 @@ const ROUTES: &[&str] = &[
     "GET /v1/expenses/{id}/receipt",
     "GET /v1/dashboard",
     "GET /v1/invoices/{id}/verifactu",
+    "POST /v1/invoices/{id}/verifactu/annul",
     "GET /v1/invoices/{id}/pdf",
     "GET /v1/proformas/{id}/pdf",
     "GET /v1/verifactu/authorization",

@@ -23,3 +23,5 @@ mod queue;
 mod session;
 mod tokens;
 mod verifactu;
+mod verifactu_annul;
+mod verifactu_submit;
