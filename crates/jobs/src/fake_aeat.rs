@@ -387,9 +387,11 @@ fn process(
         _ => "ParcialmenteCorrecto",
     };
     inner.csv_counter += 1;
-    let csv = (ok > 0)
-        .then(|| format!("<tikR:CSV>A-FAKE{:012}</tikR:CSV>", inner.csv_counter))
-        .unwrap_or_default();
+    let csv = if ok > 0 {
+        format!("<tikR:CSV>A-FAKE{:012}</tikR:CSV>", inner.csv_counter)
+    } else {
+        String::new()
+    };
     format!(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\
          <env:Envelope xmlns:env=\"http://schemas.xmlsoap.org/soap/envelope/\"><env:Header/><env:Body>\
