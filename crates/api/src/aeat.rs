@@ -4,10 +4,11 @@
 
 use chrono::{DateTime, SubsecRound, Utc};
 use verifactu::{
-    Cabecera, CalificacionOperacion, ClaveRegimen, CodigoPais, DatosAlta, DetalleDesglose, Fecha,
-    FechaHoraHuso, HusoHorario, IdFactura, IdOtro, IdType, Importe, Nif, OperacionExenta,
-    PersonaFisicaJuridica, PersonaNif, Porcentaje, Rectificacion, RegFactuSistemaFacturacion,
-    RegistroPrevio, SistemaInformatico, TipoFactura, TipoRectificativa,
+    Cabecera, CalificacionOperacion, ClaveRegimen, CodigoPais, DatosAlta, DatosAnulacion,
+    DetalleDesglose, Fecha, FechaHoraHuso, HusoHorario, IdFactura, IdOtro, IdType, Importe, Nif,
+    OperacionExenta, OperativaAnulacion, PersonaFisicaJuridica, PersonaNif, Porcentaje,
+    Rectificacion, RegFactuSistemaFacturacion, RegistroFactura, RegistroPrevio, SistemaInformatico,
+    TipoFactura, TipoRectificativa,
 };
 
 use crate::error::{ApiError, ApiResult};
@@ -204,21 +205,8 @@ pub async fn register_issue(
         }
         _ => TipoFactura::F1,
     };
-    let companies: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM companies")
-        .fetch_one(&mut *conn)
-        .await?;
     let name: String = company.name.chars().take(120).collect();
-    let sistema = SistemaInformatico {
-        productor: PersonaFisicaJuridica::con_nif(&name, nif.clone())
-            .map_err(bad("software producer"))?,
-        nombre_sistema_informatico: "invoicing".into(),
-        id_sistema_informatico: "IV".into(),
-        version: env!("CARGO_PKG_VERSION").into(),
-        numero_instalacion: company.id.clone(),
-        tipo_uso_posible_solo_verifactu: true,
-        tipo_uso_posible_multi_ot: true,
-        indicador_multiples_ot: companies > 1,
-    };
+    let sistema = sistema(conn, company, &nif, &name).await?;
     let description: String = lines
         .iter()
         .map(|l| l.concept.as_str())
@@ -252,51 +240,134 @@ pub async fn register_issue(
         });
     }
 
-    let head = store::verifactu::lock_head(conn, &company.id).await?;
+    let (head, previo) = locked_head(conn, &company.id).await?;
+    let (registro, _) = verifactu::chain::encadenar_alta(datos, previo.as_ref(), generated)
+        .map_err(bad("record"))?;
+    let qr_url = verifactu::qr::url_cotejo_registro(&registro, mode.entorno()).ok();
+    let tipo_factura = Some(tipo.code().to_owned());
+    store_record(
+        conn,
+        mode,
+        company,
+        &invoice.id,
+        &head,
+        previo.as_ref(),
+        registro.into(),
+        NewRecord {
+            tipo_factura,
+            qr_url,
+            reason: None,
+            generated,
+            now,
+        },
+    )
+    .await?;
+    Ok(())
+}
+
+/// The `SistemaInformatico` block: this software, installed per company.
+async fn sistema(
+    conn: &mut sqlx::AnyConnection,
+    company: &store::companies::CompanyRow,
+    nif: &Nif,
+    name: &str,
+) -> ApiResult<SistemaInformatico> {
+    let companies: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM companies")
+        .fetch_one(&mut *conn)
+        .await?;
+    Ok(SistemaInformatico {
+        productor: PersonaFisicaJuridica::con_nif(name, nif.clone())
+            .map_err(bad("software producer"))?,
+        nombre_sistema_informatico: "invoicing".into(),
+        id_sistema_informatico: "IV".into(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        numero_instalacion: company.id.clone(),
+        tipo_uso_posible_solo_verifactu: true,
+        tipo_uso_posible_multi_ot: true,
+        indicador_multiples_ot: companies > 1,
+    })
+}
+
+/// Locks the issuer's chain head (held until the transaction ends) and reads its last record.
+async fn locked_head(
+    conn: &mut sqlx::AnyConnection,
+    company_id: &str,
+) -> ApiResult<(store::verifactu::ChainHead, Option<RegistroPrevio>)> {
+    let head = store::verifactu::lock_head(conn, company_id).await?;
     let previo = match (&head.nif, &head.num_serie, &head.fecha, &head.huella) {
         (Some(n), Some(s), Some(f), Some(h)) => {
             Some(RegistroPrevio::parse(n, s, f, h).map_err(bad("previous record"))?)
         }
         _ => None,
     };
-    let (registro, cabeza) = verifactu::chain::encadenar_alta(datos, previo.as_ref(), generated)
-        .map_err(bad("record"))?;
-    let qr_url = verifactu::qr::url_cotejo_registro(&registro, mode.entorno()).ok();
-    let cabecera = Cabecera::new(PersonaNif::new(&name, nif.clone()).map_err(bad("issuer"))?);
-    let xml = RegFactuSistemaFacturacion::new(cabecera, vec![registro.clone().into()])
+    Ok((head, previo))
+}
+
+/// What a stored record carries besides the chained record itself.
+struct NewRecord {
+    tipo_factura: Option<String>,
+    qr_url: Option<String>,
+    reason: Option<String>,
+    generated: FechaHoraHuso,
+    now: DateTime<Utc>,
+}
+
+/// Stores a chained record, moves the head to it and, when records are sent,
+/// makes sure the issuer's submission job is queued (same transaction).
+#[allow(clippy::too_many_arguments)]
+async fn store_record(
+    conn: &mut sqlx::AnyConnection,
+    mode: Mode,
+    company: &store::companies::CompanyRow,
+    invoice_id: &str,
+    head: &store::verifactu::ChainHead,
+    previo: Option<&RegistroPrevio>,
+    registro: RegistroFactura,
+    extra: NewRecord,
+) -> ApiResult<store::verifactu::RecordRow> {
+    let nif = Nif::new(&company.fiscal_id).map_err(bad("issuer NIF"))?;
+    let name: String = company.name.chars().take(120).collect();
+    let cabecera = Cabecera::new(PersonaNif::new(&name, nif).map_err(bad("issuer"))?);
+    let (kind, hash_input) = match &registro {
+        RegistroFactura::Alta(a) => ("alta", a.cadena_huella()),
+        RegistroFactura::Anulacion(a) => ("anulacion", a.cadena_huella()),
+    };
+    let huella = registro.huella().to_string();
+    let cabeza = registro.como_registro_previo();
+    let xml = RegFactuSistemaFacturacion::new(cabecera, vec![registro])
         .map_err(bad("submission"))?
         .to_xml();
     let seq = head.seq + 1;
-    store::verifactu::insert(
-        conn,
-        &store::verifactu::RecordRow {
-            id: store::new_id(),
-            company_id: company.id.clone(),
-            invoice_id: invoice.id.clone(),
-            seq,
-            kind: "alta".into(),
-            tipo_factura: Some(tipo.code().into()),
-            huella: registro.huella().to_string(),
-            previous_huella: previo.as_ref().map(|p| p.huella.to_string()),
-            hash_input: registro.cadena_huella(),
-            generated_at: generated.to_string(),
-            xml,
-            qr_url,
-            status: if mode == Mode::Disabled {
-                "not_sent"
-            } else {
-                "pending"
-            }
-            .into(),
-            aeat_code: None,
-            aeat_description: None,
-            csv: None,
-            attempts: 0,
-            submitted_at: None,
-            created_at: now.timestamp_micros(),
-        },
-    )
-    .await?;
+    let row = store::verifactu::RecordRow {
+        id: store::new_id(),
+        company_id: company.id.clone(),
+        invoice_id: invoice_id.to_owned(),
+        seq,
+        kind: kind.into(),
+        tipo_factura: extra.tipo_factura,
+        huella,
+        previous_huella: previo.map(|p| p.huella.to_string()),
+        hash_input,
+        generated_at: extra.generated.to_string(),
+        xml,
+        qr_url: extra.qr_url,
+        status: if mode == Mode::Disabled {
+            store::verifactu::status::NOT_SENT
+        } else {
+            store::verifactu::status::PENDING
+        }
+        .into(),
+        aeat_code: None,
+        aeat_description: None,
+        csv: None,
+        attempts: 0,
+        submitted_at: None,
+        created_at: extra.now.timestamp_micros(),
+        batch_id: None,
+        answered_at: None,
+        reason: extra.reason,
+    };
+    store::verifactu::insert(conn, &row).await?;
     store::verifactu::set_head(
         conn,
         &company.id,
@@ -309,5 +380,56 @@ pub async fn register_issue(
         },
     )
     .await?;
-    Ok(())
+    if mode != Mode::Disabled {
+        store::jobs::enqueue(conn, &store::jobs::verifactu_submit(&company.id)).await?;
+    }
+    Ok(row)
+}
+
+/// Appends a `RegistroAnulacion` for an issued invoice to the issuer's chain
+/// (the invoice was issued in error). The caller checked that the invoice has
+/// an alta record and no cancellation yet.
+pub async fn register_annulment(
+    conn: &mut sqlx::AnyConnection,
+    mode: Mode,
+    company: &store::companies::CompanyRow,
+    invoice: &store::invoices::InvoiceRow,
+    alta: &store::verifactu::RecordRow,
+    reason: Option<String>,
+    now: DateTime<Utc>,
+) -> ApiResult<store::verifactu::RecordRow> {
+    let nif = Nif::new(&company.fiscal_id).map_err(bad("issuer NIF"))?;
+    let name: String = company.name.chars().take(120).collect();
+    let id_factura = IdFactura::parse(
+        nif.as_str(),
+        invoice.reference.as_deref().unwrap_or_default(),
+        &fecha_expedicion(invoice.issued_at.unwrap_or_default())?.to_string(),
+    )
+    .map_err(bad("invoice id"))?;
+    let mut datos = DatosAnulacion::new(id_factura, sistema(conn, company, &nif, &name).await?);
+    // The AEAT never registered a rejected alta: cancel it "without previous record".
+    if alta.status == store::verifactu::status::REJECTED {
+        datos.operativa = OperativaAnulacion::SinRegistroPrevio;
+    }
+    let generated = madrid(now)?;
+    let (head, previo) = locked_head(conn, &company.id).await?;
+    let (registro, _) = verifactu::chain::encadenar_anulacion(datos, previo.as_ref(), generated)
+        .map_err(bad("cancellation record"))?;
+    store_record(
+        conn,
+        mode,
+        company,
+        &invoice.id,
+        &head,
+        previo.as_ref(),
+        registro.into(),
+        NewRecord {
+            tipo_factura: None,
+            qr_url: None,
+            reason,
+            generated,
+            now,
+        },
+    )
+    .await
 }

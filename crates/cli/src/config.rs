@@ -15,6 +15,16 @@ pub struct Settings {
     pub log_format: Option<String>,
     pub fx_url: Option<String>,
     pub aeat_mode: Option<String>,
+    /// The AEAT SOAP endpoint (default: the mode's official URL).
+    pub aeat_endpoint: Option<String>,
+    /// PKCS#12 file with the client certificate for the AEAT.
+    pub aeat_cert: Option<PathBuf>,
+    /// Its password (never shown).
+    pub aeat_cert_password: Option<String>,
+    /// Extra trusted CA certificates (PEM) for the AEAT endpoint.
+    pub aeat_ca: Option<PathBuf>,
+    /// Service answering `GET ?nif=...` with `{"confirmed": bool}` for powers of attorney.
+    pub aeat_poa_check_url: Option<String>,
     /// SMTP connection URL (may carry credentials: never shown).
     pub smtp_url: Option<String>,
     pub mail_from: Option<String>,
@@ -42,6 +52,15 @@ impl std::fmt::Debug for Settings {
             .field("data_dir", &self.data_dir)
             .field("public_url", &self.public_url)
             .field("fx_url", &self.fx_url)
+            .field("aeat_mode", &self.aeat_mode)
+            .field("aeat_endpoint", &self.aeat_endpoint)
+            .field("aeat_cert", &self.aeat_cert)
+            .field(
+                "aeat_cert_password",
+                &self.aeat_cert_password.as_ref().map(|_| "***"),
+            )
+            .field("aeat_ca", &self.aeat_ca)
+            .field("aeat_poa_check_url", &self.aeat_poa_check_url)
             .field(
                 "smtp_url",
                 &self.smtp_url.as_deref().map(store::db::redact_url),
@@ -89,6 +108,21 @@ impl Settings {
         }
         if let Some(v) = env("INVOICING_AEAT_MODE") {
             s.aeat_mode = Some(v);
+        }
+        if let Some(v) = env("INVOICING_AEAT_ENDPOINT") {
+            s.aeat_endpoint = Some(v);
+        }
+        if let Some(v) = env("INVOICING_AEAT_CERT") {
+            s.aeat_cert = Some(v.into());
+        }
+        if let Some(v) = env("INVOICING_AEAT_CERT_PASSWORD") {
+            s.aeat_cert_password = Some(v);
+        }
+        if let Some(v) = env("INVOICING_AEAT_CA") {
+            s.aeat_ca = Some(v.into());
+        }
+        if let Some(v) = env("INVOICING_AEAT_POA_CHECK_URL") {
+            s.aeat_poa_check_url = Some(v);
         }
         if let Some(v) = env("INVOICING_SMTP_URL") {
             s.smtp_url = Some(v);
@@ -183,6 +217,29 @@ impl Settings {
                 .clone()
                 .unwrap_or_else(|| "Invoicing <no-reply@localhost>".to_owned()),
         }
+    }
+
+    /// The VERI*FACTU mode (`INVOICING_AEAT_MODE`).
+    pub fn aeat_mode(&self) -> anyhow::Result<api::aeat::Mode> {
+        api::aeat::Mode::parse(self.aeat_mode.as_deref().unwrap_or_default())
+            .map_err(|e| anyhow::anyhow!(e))
+    }
+
+    /// How the worker reaches the AEAT; `None` in mode `disabled` (nothing is sent).
+    pub fn aeat(&self) -> anyhow::Result<Option<jobs::aeat::AeatSettings>> {
+        let endpoint = match (self.aeat_mode()?, &self.aeat_endpoint) {
+            (api::aeat::Mode::Disabled, _) => return Ok(None),
+            (_, Some(e)) => e.clone(),
+            (api::aeat::Mode::Test, None) => jobs::aeat::ENDPOINT_TEST.to_owned(),
+            (api::aeat::Mode::Production, None) => jobs::aeat::ENDPOINT_PRODUCTION.to_owned(),
+        };
+        Ok(Some(jobs::aeat::AeatSettings {
+            endpoint,
+            cert: self.aeat_cert.clone(),
+            cert_password: self.aeat_cert_password.clone(),
+            ca: self.aeat_ca.clone(),
+            timeout: std::time::Duration::from_secs(60),
+        }))
     }
 
     /// The public base URL (default derived from the listen address).

@@ -150,16 +150,27 @@ fn worker(
 ) -> anyhow::Result<jobs::Worker> {
     let mailer = jobs::Mailer::new(&settings.mail())?;
     tracing::info!(mail = %mailer.describe(), "mail goes to");
+    let mut ctx = jobs::Context::new(
+        db.clone(),
+        std::sync::Arc::new(mailer),
+        std::sync::Arc::new(jobs::JobsConfig {
+            public_url,
+            secret_key: settings.secret_key()?,
+            report_timeout: settings.report_timeout(),
+        }),
+    );
+    if let Some(aeat) = settings.aeat()? {
+        let client = jobs::aeat::AeatClient::new(&aeat).map_err(|e| anyhow::anyhow!(e))?;
+        tracing::info!(endpoint = %aeat.endpoint, "VERI*FACTU records go to");
+        ctx.aeat = Some(std::sync::Arc::new(client));
+    }
+    if let Some(url) = settings.aeat_poa_check_url.as_deref() {
+        let checker =
+            jobs::aeat::HttpPowerOfAttorneyChecker::new(url).map_err(|e| anyhow::anyhow!(e))?;
+        ctx.poa_checker = Some(std::sync::Arc::new(checker));
+    }
     Ok(jobs::Worker::new(
-        jobs::Context {
-            db: db.clone(),
-            mailer: std::sync::Arc::new(mailer),
-            config: std::sync::Arc::new(jobs::JobsConfig {
-                public_url,
-                secret_key: settings.secret_key()?,
-                report_timeout: settings.report_timeout(),
-            }),
-        },
+        ctx,
         jobs::Registry::standard(),
         jobs::WorkerConfig {
             concurrency,
@@ -212,8 +223,7 @@ async fn serve(
         api::ApiConfig {
             public_url: settings.public_url(&bound),
             fx_url: settings.fx_url(),
-            aeat_mode: api::aeat::Mode::parse(settings.aeat_mode.as_deref().unwrap_or_default())
-                .map_err(|e| anyhow::anyhow!(e))?,
+            aeat_mode: settings.aeat_mode()?,
             secret_key: settings.secret_key()?,
         },
     );

@@ -24,7 +24,13 @@ pub(crate) fn register(r: &mut Registry) {
         .register(kind::JOBS_PRUNE, prune)
         .register(kind::REPORT_RENDER, crate::report::handle)
         .register(kind::REPORT_MAIL, crate::report::mail)
-        .daily(Daily::new(kind::JOBS_PRUNE, 3, 15));
+        .register(kind::VERIFACTU_SUBMIT, crate::verifactu::submit)
+        .register(
+            kind::VERIFACTU_CHECK_AUTHORIZATION,
+            crate::verifactu::check_authorization,
+        )
+        .daily(Daily::new(kind::JOBS_PRUNE, 3, 15))
+        .daily(Daily::new(kind::VERIFACTU_CHECK_AUTHORIZATION, 7, 30));
 }
 
 /// `email.send`: renders a template and sends it. Retried while the mail server fails.

@@ -14,6 +14,9 @@
 //! See `docs/JOBS.md` for adding a kind.
 #![forbid(unsafe_code)]
 
+pub mod aeat;
+#[cfg(feature = "testing")]
+pub mod fake_aeat;
 mod handlers;
 pub mod mail;
 pub mod password;
@@ -22,6 +25,7 @@ pub mod schedule;
 pub mod templates;
 #[cfg(feature = "testing")]
 pub mod testing;
+pub mod verifactu;
 pub mod worker;
 
 use std::{collections::BTreeMap, future::Future, pin::Pin, sync::Arc};
@@ -40,12 +44,30 @@ pub struct JobsConfig {
     pub report_timeout: std::time::Duration,
 }
 
-/// What every handler gets: the database, the mailer and the settings.
+/// What every handler gets: the database, the mailer, the settings and the
+/// outside services.
 #[derive(Clone)]
 pub struct Context {
     pub db: store::Db,
     pub mailer: Arc<Mailer>,
     pub config: Arc<JobsConfig>,
+    /// The AEAT web service; `None` when `INVOICING_AEAT_MODE` is `disabled`.
+    pub aeat: Option<Arc<aeat::AeatClient>>,
+    /// Who confirms powers of attorney; `None` leaves it to the operator.
+    pub poa_checker: Option<Arc<dyn aeat::PowerOfAttorneyChecker>>,
+}
+
+impl Context {
+    /// A context without the AEAT and the power-of-attorney checker.
+    pub fn new(db: store::Db, mailer: Arc<Mailer>, config: Arc<JobsConfig>) -> Self {
+        Self {
+            db,
+            mailer,
+            config,
+            aeat: None,
+            poa_checker: None,
+        }
+    }
 }
 
 /// A claimed job, as its handler sees it.
@@ -79,6 +101,11 @@ pub enum JobError {
     /// Will never work (a malformed payload): parked as dead at once.
     #[error("{0}")]
     Permanent(String),
+    /// Not a failure: the work made progress and continues at this instant
+    /// (microseconds since the epoch), e.g. after the AEAT's `TiempoEsperaEnvio`.
+    /// The job is queued again with its failure count reset.
+    #[error("continues at {0}")]
+    Later(i64),
 }
 
 impl From<sqlx::Error> for JobError {

@@ -206,6 +206,10 @@ impl Worker {
                     error: &outcome_error,
                 }
             }
+            Some(Ok(Err(JobError::Later(at)))) => {
+                tracing::info!(run_at = %store::from_micros(at), "job continues later");
+                Outcome::Snooze { at }
+            }
             Some(Ok(Err(JobError::Transient(e)))) => {
                 outcome_error = format!("{e:#}");
                 self.failed(&claimed, &outcome_error)

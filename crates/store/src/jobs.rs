@@ -28,6 +28,60 @@ pub mod kind {
     pub const REPORT_RENDER: &str = "report.render";
     /// Mails the requester of a ready report its download link: [`super::ReportRender`].
     pub const REPORT_MAIL: &str = "report.mail";
+    /// Sends an issuer's pending VERI*FACTU records to the AEAT: [`super::VerifactuSubmit`].
+    /// One queued or running per issuer (see [`super::verifactu_submit`]).
+    pub const VERIFACTU_SUBMIT: &str = "verifactu.submit";
+    /// Asks whether the AEAT confirms declared powers of attorney (scheduled daily).
+    pub const VERIFACTU_CHECK_AUTHORIZATION: &str = "verifactu.check_authorization";
+}
+
+/// Payload of [`kind::VERIFACTU_SUBMIT`].
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct VerifactuSubmit {
+    /// The issuer whose records are sent.
+    pub company_id: String,
+}
+
+/// Attempts of a submission job: failures in a row (network errors, SOAP
+/// faults) before it is parked; a batch the AEAT answers starts the count again.
+/// With the backoff capped at an hour, about two days of outage.
+pub const VERIFACTU_SUBMIT_MAX_ATTEMPTS: i64 = 50;
+
+/// The submission job of an issuer, due now. Its dedupe key is per issuer, so
+/// enqueueing it while one is queued or running adds nothing; the running job
+/// frees the key (in a transaction that holds the issuer's chain head) only
+/// once no record is left to send.
+pub fn verifactu_submit(company_id: &str) -> NewJob {
+    NewJob {
+        max_attempts: VERIFACTU_SUBMIT_MAX_ATTEMPTS,
+        dedupe_key: Some(format!("{}:{company_id}", kind::VERIFACTU_SUBMIT)),
+        ..NewJob::new(
+            kind::VERIFACTU_SUBMIT,
+            VerifactuSubmit {
+                company_id: company_id.to_owned(),
+            },
+        )
+        .for_company(company_id)
+    }
+}
+
+/// Frees the dedupe key of a job `worker` is running, so the same key can be
+/// enqueued again; false when it no longer holds the job.
+pub async fn release_dedupe_key(
+    conn: &mut AnyConnection,
+    id: &str,
+    worker: &str,
+) -> sqlx::Result<bool> {
+    let done = sqlx::query(
+        "UPDATE jobs SET dedupe_key = NULL, updated_at = $3 \
+         WHERE id = $1 AND locked_by = $2 AND status = 'running'",
+    )
+    .bind(id)
+    .bind(worker)
+    .bind(crate::now_micros())
+    .execute(conn)
+    .await?;
+    Ok(done.rows_affected() == 1)
 }
 
 /// How many times a job runs before it is parked as dead, unless enqueued otherwise.
@@ -226,6 +280,9 @@ pub enum Outcome<'a> {
     Dead { error: &'a str },
     /// Not run to the end (the worker is stopping): queued again, the attempt not counted.
     Released,
+    /// Made progress and has more to do later (e.g. a rate limit): queued again
+    /// for the given instant with its failure count reset.
+    Snooze { at: i64 },
 }
 
 /// Records the outcome of a run; false when `worker` no longer held the job.
@@ -257,6 +314,14 @@ pub async fn finish(db: &Db, id: &str, worker: &str, outcome: Outcome<'_>) -> sq
         .bind(worker)
         .bind(now)
         .bind(error),
+        Outcome::Snooze { at } => sqlx::query(sqlx::AssertSqlSafe(format!(
+            "UPDATE jobs SET status = 'queued', attempts = 0, run_at = $4, last_error = NULL, updated_at = $3, \
+             locked_by = NULL, locked_until = NULL {HELD}"
+        )))
+        .bind(id)
+        .bind(worker)
+        .bind(now)
+        .bind(at),
         Outcome::Released => sqlx::query(sqlx::AssertSqlSafe(format!(
             "UPDATE jobs SET status = 'queued', attempts = attempts - 1, updated_at = $3, \
              locked_by = NULL, locked_until = NULL {HELD}"

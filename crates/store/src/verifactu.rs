@@ -79,14 +79,21 @@ pub struct RecordRow {
     pub attempts: i64,
     pub submitted_at: Option<i64>,
     pub created_at: i64,
+    /// The batch that carried (or is carrying) the record to the AEAT.
+    pub batch_id: Option<String>,
+    /// When the AEAT's answer for the record was stored.
+    pub answered_at: Option<i64>,
+    /// Why an invoice was cancelled (`anulacion` records).
+    pub reason: Option<String>,
 }
 
 const COLUMNS: &str = "id, company_id, invoice_id, seq, kind, tipo_factura, huella, previous_huella, hash_input, \
-    generated_at, xml, qr_url, status, aeat_code, aeat_description, csv, attempts, submitted_at, created_at";
+    generated_at, xml, qr_url, status, aeat_code, aeat_description, csv, attempts, submitted_at, created_at, \
+    batch_id, answered_at, reason";
 
 /// Stores a record.
 pub async fn insert(conn: &mut AnyConnection, r: &RecordRow) -> sqlx::Result<()> {
-    let params: Vec<String> = (1..=19).map(|i| format!("${i}")).collect();
+    let params: Vec<String> = (1..=22).map(|i| format!("${i}")).collect();
     sqlx::query(sqlx::AssertSqlSafe(format!(
         "INSERT INTO verifactu_records ({COLUMNS}) VALUES ({})",
         params.join(", ")
@@ -110,6 +117,9 @@ pub async fn insert(conn: &mut AnyConnection, r: &RecordRow) -> sqlx::Result<()>
     .bind(r.attempts)
     .bind(r.submitted_at)
     .bind(r.created_at)
+    .bind(&r.batch_id)
+    .bind(r.answered_at)
+    .bind(&r.reason)
     .execute(conn)
     .await?;
     Ok(())
@@ -136,6 +146,248 @@ pub async fn chain(conn: &mut AnyConnection, company_id: &str) -> sqlx::Result<V
         "SELECT {COLUMNS} FROM verifactu_records WHERE company_id = $1 ORDER BY seq"
     )))
     .bind(company_id)
+    .fetch_all(conn)
+    .await
+}
+
+/// Record states (`verifactu_records.status`).
+pub mod status {
+    /// Mode disabled: built and chained, never sent.
+    pub const NOT_SENT: &str = "not_sent";
+    /// Waiting for the submission job.
+    pub const PENDING: &str = "pending";
+    /// In a batch whose request may have gone out.
+    pub const SENDING: &str = "sending";
+    /// `EstadoRegistro` `Correcto`.
+    pub const ACCEPTED: &str = "accepted";
+    /// `EstadoRegistro` `AceptadoConErrores`: registered, to be corrected.
+    pub const ACCEPTED_WITH_ERRORS: &str = "accepted_with_errors";
+    /// `EstadoRegistro` `Incorrecto`: not registered.
+    pub const REJECTED: &str = "rejected";
+}
+
+/// A batch of records sent (or being sent) in one request.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct BatchRow {
+    pub id: String,
+    pub company_id: String,
+    /// `sending` or `answered`.
+    pub status: String,
+    pub records: i64,
+    pub first_seq: i64,
+    pub last_seq: i64,
+    pub attempts: i64,
+    pub estado_envio: Option<String>,
+    pub csv: Option<String>,
+    pub wait_seconds: Option<i64>,
+    pub last_error: Option<String>,
+    pub created_at: i64,
+    pub sent_at: Option<i64>,
+    pub answered_at: Option<i64>,
+}
+
+const BATCH_COLUMNS: &str = "id, company_id, status, records, first_seq, last_seq, attempts, estado_envio, csv, \
+    wait_seconds, last_error, created_at, sent_at, answered_at";
+
+/// How many of the issuer's records wait for the submission job.
+pub async fn pending_count(conn: &mut AnyConnection, company_id: &str) -> sqlx::Result<i64> {
+    sqlx::query_scalar(
+        "SELECT COUNT(*) FROM verifactu_records WHERE company_id = $1 AND status = 'pending'",
+    )
+    .bind(company_id)
+    .fetch_one(conn)
+    .await
+}
+
+/// The issuer's first `limit` pending records, in chain order.
+pub async fn next_pending(
+    conn: &mut AnyConnection,
+    company_id: &str,
+    limit: i64,
+) -> sqlx::Result<Vec<RecordRow>> {
+    sqlx::query_as::<_, RecordRow>(sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM verifactu_records WHERE company_id = $1 AND status = 'pending' \
+         ORDER BY seq LIMIT $2"
+    )))
+    .bind(company_id)
+    .bind(limit)
+    .fetch_all(conn)
+    .await
+}
+
+/// The issuer's batch still `sending` (its request may have gone out), if any.
+pub async fn batch_in_flight(
+    conn: &mut AnyConnection,
+    company_id: &str,
+) -> sqlx::Result<Option<BatchRow>> {
+    sqlx::query_as::<_, BatchRow>(sqlx::AssertSqlSafe(format!(
+        "SELECT {BATCH_COLUMNS} FROM verifactu_batches WHERE company_id = $1 AND status = 'sending' \
+         ORDER BY first_seq LIMIT 1"
+    )))
+    .bind(company_id)
+    .fetch_optional(conn)
+    .await
+}
+
+/// The issuer's last answered batch (its `TiempoEsperaEnvio` paces the next one).
+pub async fn last_answered_batch(
+    conn: &mut AnyConnection,
+    company_id: &str,
+) -> sqlx::Result<Option<BatchRow>> {
+    sqlx::query_as::<_, BatchRow>(sqlx::AssertSqlSafe(format!(
+        "SELECT {BATCH_COLUMNS} FROM verifactu_batches WHERE company_id = $1 AND status = 'answered' \
+         ORDER BY answered_at DESC, id DESC LIMIT 1"
+    )))
+    .bind(company_id)
+    .fetch_optional(conn)
+    .await
+}
+
+/// One batch.
+pub async fn batch(conn: &mut AnyConnection, id: &str) -> sqlx::Result<Option<BatchRow>> {
+    sqlx::query_as::<_, BatchRow>(sqlx::AssertSqlSafe(format!(
+        "SELECT {BATCH_COLUMNS} FROM verifactu_batches WHERE id = $1"
+    )))
+    .bind(id)
+    .fetch_optional(conn)
+    .await
+}
+
+/// The records of a batch, in chain order.
+pub async fn batch_records(
+    conn: &mut AnyConnection,
+    batch_id: &str,
+) -> sqlx::Result<Vec<RecordRow>> {
+    sqlx::query_as::<_, RecordRow>(sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM verifactu_records WHERE batch_id = $1 ORDER BY seq"
+    )))
+    .bind(batch_id)
+    .fetch_all(conn)
+    .await
+}
+
+/// Puts `records` (pending, in chain order) in a new `sending` batch; returns its id.
+pub async fn create_batch(
+    conn: &mut AnyConnection,
+    company_id: &str,
+    records: &[RecordRow],
+) -> sqlx::Result<String> {
+    let id = crate::new_id();
+    let first = records.first().map_or(0, |r| r.seq);
+    let last = records.last().map_or(0, |r| r.seq);
+    sqlx::query(
+        "INSERT INTO verifactu_batches (id, company_id, status, records, first_seq, last_seq, attempts, created_at) \
+         VALUES ($1, $2, 'sending', $3, $4, $5, 0, $6)",
+    )
+    .bind(&id)
+    .bind(company_id)
+    .bind(i64::try_from(records.len()).unwrap_or(i64::MAX))
+    .bind(first)
+    .bind(last)
+    .bind(crate::now_micros())
+    .execute(&mut *conn)
+    .await?;
+    for r in records {
+        sqlx::query(
+            "UPDATE verifactu_records SET status = 'sending', batch_id = $2 WHERE id = $1 AND status = 'pending'",
+        )
+        .bind(&r.id)
+        .bind(&id)
+        .execute(&mut *conn)
+        .await?;
+    }
+    Ok(id)
+}
+
+/// Notes that a request for the batch is about to go out: counts the attempt
+/// on the batch and its records. Commit it before sending.
+pub async fn batch_sending(conn: &mut AnyConnection, batch_id: &str, now: i64) -> sqlx::Result<()> {
+    sqlx::query("UPDATE verifactu_batches SET attempts = attempts + 1, sent_at = $2 WHERE id = $1")
+        .bind(batch_id)
+        .bind(now)
+        .execute(&mut *conn)
+        .await?;
+    sqlx::query(
+        "UPDATE verifactu_records SET attempts = attempts + 1, submitted_at = $2 WHERE batch_id = $1",
+    )
+    .bind(batch_id)
+    .bind(now)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Keeps the last failure of a batch that stays `sending` (to be re-sent).
+pub async fn batch_failed(
+    conn: &mut AnyConnection,
+    batch_id: &str,
+    error: &str,
+) -> sqlx::Result<()> {
+    sqlx::query("UPDATE verifactu_batches SET last_error = $2 WHERE id = $1")
+        .bind(batch_id)
+        .bind(error)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// Stores the AEAT's answer for the whole batch.
+pub async fn batch_answered(
+    conn: &mut AnyConnection,
+    batch_id: &str,
+    estado_envio: &str,
+    csv: Option<&str>,
+    wait_seconds: i64,
+    now: i64,
+) -> sqlx::Result<()> {
+    sqlx::query(
+        "UPDATE verifactu_batches SET status = 'answered', estado_envio = $2, csv = $3, wait_seconds = $4, \
+         answered_at = $5 WHERE id = $1",
+    )
+    .bind(batch_id)
+    .bind(estado_envio)
+    .bind(csv)
+    .bind(wait_seconds)
+    .bind(now)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Stores the AEAT's answer for one record.
+pub async fn record_answered(
+    conn: &mut AnyConnection,
+    record_id: &str,
+    status: &str,
+    code: Option<&str>,
+    description: Option<&str>,
+    csv: Option<&str>,
+    now: i64,
+) -> sqlx::Result<()> {
+    sqlx::query(
+        "UPDATE verifactu_records SET status = $2, aeat_code = $3, aeat_description = $4, csv = $5, \
+         answered_at = $6 WHERE id = $1",
+    )
+    .bind(record_id)
+    .bind(status)
+    .bind(code)
+    .bind(description)
+    .bind(csv)
+    .bind(now)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Companies whose power of attorney waits for the AEAT's confirmation, with their fiscal ids.
+pub async fn pending_powers_of_attorney(
+    conn: &mut AnyConnection,
+) -> sqlx::Result<Vec<(String, String)>> {
+    sqlx::query_as::<_, (String, String)>(
+        "SELECT a.company_id, c.fiscal_id FROM verifactu_authorizations a \
+         JOIN companies c ON c.id = a.company_id \
+         WHERE a.status = 'pending_confirmation' AND a.in_effect = 0 ORDER BY a.company_id",
+    )
     .fetch_all(conn)
     .await
 }

@@ -37,6 +37,7 @@ pub mod errores;
 mod fecha;
 pub mod huella;
 mod ids;
+pub mod peticion;
 pub mod qr;
 mod reglas_desglose;
 pub mod respuesta;
@@ -70,6 +71,10 @@ pub use ids::{
     CodigoPais, IdFactura, IdOtro, Identificacion, Nif, NumSerie, PersonaFisicaJuridica, PersonaNif,
 };
 pub use sistema::SistemaInformatico;
+/// The AEAT XSDs bundled with this crate (verbatim copies), for validating
+/// generated XML in tests with `xmllint`.
+pub const XSD_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/xsd");
+
 pub use xml::{
     NS_RESPUESTA_SUMINISTRO, NS_SOAP_ENVELOPE, NS_SUMINISTRO_INFORMACION, NS_SUMINISTRO_LR,
 };

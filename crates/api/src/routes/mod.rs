@@ -108,6 +108,7 @@ pub fn v1() -> OpenApiRouter<AppState> {
         .routes(routes!(reports::get_report, reports::delete_report))
         .routes(routes!(reports::report_pdf))
         .routes(routes!(verifactu::invoice_records))
+        .routes(routes!(verifactu::annul_invoice))
         .routes(routes!(verifactu::get_authorization))
         .routes(routes!(verifactu::declare_power_of_attorney))
         .merge(

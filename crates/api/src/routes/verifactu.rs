@@ -1,14 +1,20 @@
 //! VERI*FACTU: an invoice's registration record, and the authorization that
 //! lets a Spanish issuer issue.
 
-use axum::{Json, body::Bytes, extract::Path};
+use axum::{
+    Json,
+    body::Bytes,
+    extract::{Path, State},
+};
 use chrono::{DateTime, Utc};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::{
+    AppState,
     auth::{Caller, DbConn},
     error::{ApiError, ApiResult},
     gate::Tx,
+    json::ApiJson,
     views::ts,
 };
 
@@ -35,14 +41,27 @@ pub struct VerifactuRecord {
     pub qr_url: Option<String>,
     /// The record as submitted (`RegFactuSistemaFacturacion`, validates against SuministroLR.xsd).
     pub xml: String,
-    /// `not_sent` (mode disabled), `pending`, `sent`, `accepted`, `accepted_with_errors`, `rejected`.
+    /// `not_sent` (mode disabled), `pending` (waiting for the submission job), `sending` (in a
+    /// request whose answer is not stored yet), `accepted`, `accepted_with_errors` (registered;
+    /// correct it), `rejected` (not registered: see `aeat_description` and docs/VERIFACTU.md).
     pub status: String,
+    /// The AEAT's error code (`CodigoErrorRegistro`) for this record.
     pub aeat_code: Option<String>,
+    /// The AEAT's words (`DescripcionErrorRegistro`), or what this service concluded.
     pub aeat_description: Option<String>,
-    /// The AEAT's secure verification code of an accepted submission.
+    /// The AEAT's secure verification code (CSV) of the submission that registered the record.
     pub csv: Option<String>,
+    /// Requests that carried the record (more than 1 after a failure or a crash).
     pub attempts: i64,
+    /// When the last request carrying it went out.
     pub submitted_at: Option<DateTime<Utc>>,
+    /// When the AEAT's answer was stored.
+    pub answered_at: Option<DateTime<Utc>>,
+    /// While `sending`: why the last request got no usable answer (network error, SOAP fault);
+    /// it is retried with backoff.
+    pub last_error: Option<String>,
+    /// The reason given for a cancellation (`anulacion`).
+    pub reason: Option<String>,
     pub created_at: DateTime<Utc>,
 }
 
@@ -50,6 +69,60 @@ pub struct VerifactuRecord {
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct VerifactuRecords {
     pub data: Vec<VerifactuRecord>,
+    /// When the invoice was cancelled in the chain (`RegistroAnulacion`); null if it was not.
+    pub annulled_at: Option<DateTime<Utc>>,
+}
+
+async fn record_view(
+    conn: &mut sqlx::AnyConnection,
+    r: store::verifactu::RecordRow,
+) -> ApiResult<VerifactuRecord> {
+    let last_error = match (&r.batch_id, r.status.as_str()) {
+        (Some(b), store::verifactu::status::SENDING) => store::verifactu::batch(conn, b)
+            .await?
+            .and_then(|b| b.last_error),
+        _ => None,
+    };
+    Ok(VerifactuRecord {
+        id: r.id,
+        invoice_id: r.invoice_id,
+        seq: r.seq,
+        kind: r.kind,
+        tipo_factura: r.tipo_factura,
+        hash_input: r.hash_input,
+        huella: r.huella,
+        previous_huella: r.previous_huella,
+        generated_at: r.generated_at,
+        qr_url: r.qr_url,
+        xml: r.xml,
+        status: r.status,
+        aeat_code: r.aeat_code,
+        aeat_description: r.aeat_description,
+        csv: r.csv,
+        attempts: r.attempts,
+        submitted_at: r.submitted_at.map(ts),
+        answered_at: r.answered_at.map(ts),
+        last_error,
+        reason: r.reason,
+        created_at: ts(r.created_at),
+    })
+}
+
+async fn records_view(
+    conn: &mut sqlx::AnyConnection,
+    company_id: &str,
+    invoice_id: &str,
+) -> ApiResult<VerifactuRecords> {
+    let rows = store::verifactu::for_invoice(conn, company_id, invoice_id).await?;
+    let annulled_at = rows
+        .iter()
+        .find(|r| r.kind == "anulacion")
+        .map(|r| ts(r.created_at));
+    let mut data = Vec::with_capacity(rows.len());
+    for r in rows {
+        data.push(record_view(conn, r).await?);
+    }
+    Ok(VerifactuRecords { data, annulled_at })
 }
 
 /// The VERI*FACTU records of an invoice (empty for non-Spanish issuers).
@@ -62,32 +135,83 @@ pub async fn invoice_records(
     Path(id): Path<String>,
 ) -> ApiResult<Json<VerifactuRecords>> {
     super::invoices::load(&mut db, &caller.company_id, &id).await?;
-    let rows = store::verifactu::for_invoice(&mut db, &caller.company_id, &id).await?;
-    Ok(Json(VerifactuRecords {
-        data: rows
-            .into_iter()
-            .map(|r| VerifactuRecord {
-                id: r.id,
-                invoice_id: r.invoice_id,
-                seq: r.seq,
-                kind: r.kind,
-                tipo_factura: r.tipo_factura,
-                hash_input: r.hash_input,
-                huella: r.huella,
-                previous_huella: r.previous_huella,
-                generated_at: r.generated_at,
-                qr_url: r.qr_url,
-                xml: r.xml,
-                status: r.status,
-                aeat_code: r.aeat_code,
-                aeat_description: r.aeat_description,
-                csv: r.csv,
-                attempts: r.attempts,
-                submitted_at: r.submitted_at.map(ts),
-                created_at: ts(r.created_at),
-            })
-            .collect(),
-    }))
+    Ok(Json(records_view(&mut db, &caller.company_id, &id).await?))
+}
+
+/// Why an invoice is cancelled.
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AnnulRequest {
+    /// Free text kept with the cancellation record (not sent to the AEAT), at most 500 characters.
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+/// Cancels an issued invoice of a Spanish issuer in the VERI*FACTU chain (it was issued in
+/// error): appends a `RegistroAnulacion` to the issuer's chain, sent to the AEAT by the
+/// submission job. The invoice keeps its number; once per invoice. A wrong invoice that was
+/// really issued is corrected with a corrective invoice instead (POST /v1/invoices/{id}/correct).
+#[utoipa::path(post, path = "/v1/invoices/{id}/verifactu/annul", tag = "verifactu",
+    params(("id" = String, Path, description = "Invoice id")),
+    request_body(content = AnnulRequest, description = "Optional reason", content_type = "application/json"),
+    responses((status = 200, body = VerifactuRecords),
+        (status = 409, description = "Already cancelled", body = String, content_type = "text/plain"),
+        crate::openapi::WriteErrors))]
+pub async fn annul_invoice(
+    State(state): State<AppState>,
+    caller: Caller,
+    tx: Tx,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<AnnulRequest>,
+) -> ApiResult<Json<VerifactuRecords>> {
+    let reason = body
+        .reason
+        .map(|r| r.trim().to_owned())
+        .filter(|r| !r.is_empty());
+    if reason.as_ref().is_some_and(|r| r.chars().count() > 500) {
+        return Err(ApiError::bad_request(
+            "`reason` may be at most 500 characters.",
+        ));
+    }
+    let mut conn = tx.conn().await?;
+    let invoice = super::invoices::load(&mut conn, &caller.company_id, &id).await?;
+    let company = super::invoices::company(&mut conn, &caller.company_id).await?;
+    if !crate::aeat::is_spanish(&company) {
+        return Err(ApiError::bad_request(
+            "Only invoices of Spanish issuers (company type ES:...) have VERI*FACTU records to cancel.",
+        ));
+    }
+    if invoice.status != "issued" {
+        return Err(ApiError::bad_request(format!(
+            "Only issued invoices can be cancelled in the VERI*FACTU chain; this one is `{}`.",
+            invoice.status
+        )));
+    }
+    let records = store::verifactu::for_invoice(&mut conn, &caller.company_id, &id).await?;
+    if records.iter().any(|r| r.kind == "anulacion") {
+        return Err(ApiError::Conflict(
+            "The invoice is already cancelled in the VERI*FACTU chain.".into(),
+        ));
+    }
+    let Some(alta) = records.iter().rev().find(|r| r.kind == "alta") else {
+        return Err(ApiError::bad_request(
+            "The invoice has no VERI*FACTU registration record to cancel (it was issued before the \
+             company was Spanish).",
+        ));
+    };
+    crate::aeat::register_annulment(
+        &mut conn,
+        state.config.aeat_mode,
+        &company,
+        &invoice,
+        alta,
+        reason,
+        state.now(),
+    )
+    .await?;
+    Ok(Json(
+        records_view(&mut conn, &caller.company_id, &id).await?,
+    ))
 }
 
 /// Whether the company may issue under VERI*FACTU, and how it got there.

@@ -29,15 +29,15 @@ pub fn context(db: &store::Db, smtp_url: Option<String>, outbox: &std::path::Pat
         from: "Invoicing Test <no-reply@invoicing.test>".into(),
     })
     .expect("mailer");
-    Context {
-        db: db.clone(),
-        mailer: std::sync::Arc::new(mailer),
-        config: std::sync::Arc::new(JobsConfig {
+    Context::new(
+        db.clone(),
+        std::sync::Arc::new(mailer),
+        std::sync::Arc::new(JobsConfig {
             public_url: "http://invoicing.test".into(),
             secret_key: crate::support::test_secret(),
             report_timeout: std::time::Duration::from_secs(30),
         }),
-    }
+    )
 }
 
 /// A worker.
@@ -76,6 +76,24 @@ impl TestApp {
             Registry::standard(),
             fast_config(),
         )
+    }
+
+    /// A worker that sends VERI*FACTU records to `endpoint` (plain HTTP), waiting at most
+    /// `timeout` for each answer.
+    pub fn aeat_worker(&self, endpoint: &str, timeout: Duration) -> Worker {
+        let dir = std::env::temp_dir();
+        let mut ctx = context(&self.db, None, &dir);
+        ctx.aeat = Some(std::sync::Arc::new(
+            jobs::aeat::AeatClient::new(&jobs::aeat::AeatSettings {
+                endpoint: endpoint.to_owned(),
+                cert: None,
+                cert_password: None,
+                ca: None,
+                timeout,
+            })
+            .expect("AEAT client"),
+        ));
+        Worker::new(ctx, Registry::standard(), fast_config())
     }
 
     /// Every job, oldest first, optionally of one kind.

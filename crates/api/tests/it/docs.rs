@@ -75,6 +75,7 @@ const ROUTES: &[&str] = &[
     "DELETE /v1/reports/{id}",
     "GET /v1/reports/{id}/pdf",
     "GET /v1/invoices/{id}/verifactu",
+    "POST /v1/invoices/{id}/verifactu/annul",
     "GET /v1/invoices/{id}/pdf",
     "GET /v1/proformas/{id}/pdf",
     "GET /v1/verifactu/authorization",

@@ -25,3 +25,5 @@ mod reports;
 mod session;
 mod tokens;
 mod verifactu;
+mod verifactu_annul;
+mod verifactu_submit;

@@ -28,6 +28,26 @@ pub enum Engine {
 /// Generates `mod $name { sqlite(), postgres() }` running the same body on both engines.
 #[macro_export]
 macro_rules! db_test {
+    ($name:ident, aeat, |$app:ident| $body:block) => {
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+            #[allow(unused_imports)]
+            use $crate::support::*;
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn sqlite() {
+                let $app = TestApp::with_aeat(Engine::Sqlite, api::aeat::Mode::Test).await;
+                $body
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn postgres() {
+                let $app = TestApp::with_aeat(Engine::Postgres, api::aeat::Mode::Test).await;
+                $body
+            }
+        }
+    };
     ($name:ident, |$app:ident| $body:block) => {
         mod $name {
             #[allow(unused_imports)]
@@ -193,6 +213,15 @@ impl TestApp {
 
     /// The same, fetching exchange rates from `fx_url`.
     pub async fn with_fx(engine: Engine, fx_url: String) -> Self {
+        Self::with_config(engine, fx_url, api::aeat::Mode::Disabled).await
+    }
+
+    /// The same, with records of Spanish issuers sent to the AEAT in `aeat_mode`.
+    pub async fn with_aeat(engine: Engine, aeat_mode: api::aeat::Mode) -> Self {
+        Self::with_config(engine, String::new(), aeat_mode).await
+    }
+
+    async fn with_config(engine: Engine, fx_url: String, aeat_mode: api::aeat::Mode) -> Self {
         let (url, cleanup) = fresh_database(engine).await;
         let db = Db::connect(&url).await.expect("connect");
         db.migrate().await.expect("migrate");
@@ -203,7 +232,7 @@ impl TestApp {
             ApiConfig {
                 public_url: "http://invoicing.test".into(),
                 fx_url,
-                aeat_mode: api::aeat::Mode::Disabled,
+                aeat_mode,
                 secret_key: test_secret(),
             },
         )
@@ -315,6 +344,7 @@ impl TestApp {
             "points_ledger",
             "verifactu_chain_heads",
             "verifactu_records",
+            "verifactu_batches",
             "jobs",
             "reports",
             "files",

@@ -4,10 +4,10 @@ use serde_json::{Value, json};
 
 use crate::support::*;
 
-const CIF: &str = "B12345674";
+pub const CIF: &str = "B12345674";
 
 /// A minimal PDF with a signature dictionary that names `id` inside a Flate stream.
-fn signed_pdf(id: &str) -> Vec<u8> {
+pub fn signed_pdf(id: &str) -> Vec<u8> {
     use std::io::Write;
     let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
     z.write_all(format!("BT (Autorizo VERI*FACTU para NIF {id}) Tj ET").as_bytes())
@@ -19,7 +19,7 @@ fn signed_pdf(id: &str) -> Vec<u8> {
     pdf
 }
 
-async fn spanish(app: &TestApp) {
+pub async fn spanish(app: &TestApp) {
     app.settle(&app.a).await;
     app.call(
         "PATCH",
@@ -31,7 +31,7 @@ async fn spanish(app: &TestApp) {
     .expect(200);
 }
 
-async fn authorize(app: &TestApp) {
+pub async fn authorize(app: &TestApp) {
     let auth = app
         .call_raw(
             "POST",
@@ -130,7 +130,7 @@ db_test!(authorization_lifts_the_issue_block, |app| {
     assert_eq!(b["required"], false);
 });
 
-async fn records(app: &TestApp, invoice: &Value) -> Vec<Value> {
+pub async fn records(app: &TestApp, invoice: &Value) -> Vec<Value> {
     let r = app
         .get(
             &format!("/v1/invoices/{}/verifactu", invoice["id"].as_str().unwrap()),
@@ -143,7 +143,7 @@ async fn records(app: &TestApp, invoice: &Value) -> Vec<Value> {
 }
 
 /// Validates XML against the AEAT's SuministroLR.xsd (bundled with the verifactu crate) with xmllint.
-fn assert_valid_xml(xml: &str) {
+pub fn assert_valid_xml(xml: &str) {
     let dir = tempfile::tempdir().unwrap();
     let src = concat!(env!("CARGO_MANIFEST_DIR"), "/../verifactu/xsd");
     for entry in std::fs::read_dir(src).unwrap() {
