@@ -172,6 +172,14 @@ mod tests {
             ("inviter_name", "Owner"),
             ("password", "Secret1234567890abcd"),
             ("sign_in_url", "https://invoicing.example"),
+            ("report_title", "VAT summary"),
+            ("locale", "es-ES"),
+            ("period", "2026-01-01 – 2026-03-31"),
+            (
+                "link",
+                "https://invoicing.example/v1/reports/r1/pdf?expires=1&signature=s",
+            ),
+            ("link_days", "7"),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_owned(), v.to_owned()))
@@ -195,6 +203,15 @@ mod tests {
         assert!(es.text.contains("Contraseña: Secret1234567890abcd"));
         let en = render("member_password", Lang::En, &vars()).unwrap();
         assert!(en.text.contains("Password: Secret1234567890abcd"));
+        let report = render("report_ready", Lang::Es, &vars()).unwrap();
+        assert!(
+            report
+                .text
+                .contains("/v1/reports/r1/pdf?expires=1&signature=s")
+        );
+        assert!(report.html.contains(
+            "href=\"https://invoicing.example/v1/reports/r1/pdf?expires=1&amp;signature=s\""
+        ));
     }
 
     #[test]

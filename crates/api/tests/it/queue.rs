@@ -362,8 +362,8 @@ db_test!(
         let w = app.worker(None, outbox.path());
         assert_eq!(
             w.enqueue_daily(chrono::Utc::now()).await.unwrap(),
-            2,
-            "today's and tomorrow's prune"
+            4,
+            "today's and tomorrow's prune and power-of-attorney check"
         );
         enqueue(&app, [NewJob::new("jobs.prune", serde_json::json!({}))]).await;
         let old = store::now_micros() - 31 * 24 * 3600 * 1_000_000;
