@@ -100,6 +100,20 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
     match resolve(&state, req.headers()).await {
         Ok(caller) => {
             tracing::Span::current().record("company_id", caller.company_id.as_str());
+            if let Some(limiter) = &state.limiter
+                && let Err(wait) = limiter.check(&caller.token_id, std::time::Instant::now())
+            {
+                let secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+                let mut resp = crate::error::plain(
+                    axum::http::StatusCode::TOO_MANY_REQUESTS,
+                    format!("Too many requests with this token; retry in {secs} s (Retry-After)."),
+                );
+                if let Ok(v) = axum::http::HeaderValue::from_str(&secs.to_string()) {
+                    resp.headers_mut()
+                        .insert(axum::http::header::RETRY_AFTER, v);
+                }
+                return resp;
+            }
             req.extensions_mut().insert(caller);
             next.run(req).await
         }

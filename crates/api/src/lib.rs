@@ -13,6 +13,7 @@ pub mod gate;
 pub mod json;
 pub mod openapi;
 pub mod pagination;
+pub mod ratelimit;
 pub mod routes;
 pub mod views;
 
@@ -42,6 +43,8 @@ pub struct ApiConfig {
     pub aeat_mode: aeat::Mode,
     /// Signs and checks report download links (random per process unless configured).
     pub secret_key: reports::links::SecretKey,
+    /// Requests per minute per API token (`None`: unlimited).
+    pub rate_limit_per_minute: Option<u32>,
 }
 
 /// The clock handlers read "now" from (tests move it across a year boundary).
@@ -56,6 +59,8 @@ pub struct AppState {
     pub clock: Clock,
     /// Exchange rates for currencies an invoice needs at issue.
     pub fx: Arc<fx::RateProvider>,
+    /// Requests per token, when limited.
+    pub limiter: Option<Arc<ratelimit::RateLimiter>>,
     /// The finished router, so an approval can replay a request through it.
     router: Arc<OnceLock<Router>>,
 }
@@ -66,6 +71,9 @@ impl AppState {
         Self {
             db,
             fx: Arc::new(fx::RateProvider::new(config.fx_url.clone())),
+            limiter: config
+                .rate_limit_per_minute
+                .map(|n| Arc::new(ratelimit::RateLimiter::new(n))),
             config: Arc::new(config),
             clock: Arc::new(chrono::Utc::now),
             router: Arc::new(OnceLock::new()),

@@ -141,6 +141,10 @@ impl IntoResponses for ReadErrors {
             .response("400", text("Bad query parameters; the text says which."))
             .response("401", text("Token missing, malformed, unknown or revoked."))
             .response(
+                "429",
+                text("Too many requests with this token; wait the `Retry-After` seconds."),
+            )
+            .response(
                 "404",
                 text("Not found, or not visible to the caller's company."),
             )
@@ -175,6 +179,10 @@ impl IntoResponses for WriteErrors {
             .response(
                 "401",
                 text("Token missing, malformed, unknown or revoked, or a wrong X-Human-Proof."),
+            )
+            .response(
+                "429",
+                text("Too many requests with this token; wait the `Retry-After` seconds."),
             )
             .response(
                 "403",

@@ -33,6 +33,8 @@ pub struct Settings {
     pub secret_key: Option<String>,
     /// Longest a report may take to render, in seconds (default 60).
     pub report_timeout_secs: Option<u64>,
+    /// Requests per minute per API token (default 1200; 0: unlimited).
+    pub rate_limit_per_minute: Option<u32>,
     /// Listen address of the MCP server (`invoicing mcp`, or `serve`'s child).
     pub mcp_addr: Option<String>,
     /// Base URL of the HTTP API the MCP server calls.
@@ -68,6 +70,7 @@ impl std::fmt::Debug for Settings {
             .field("mail_from", &self.mail_from)
             .field("secret_key", &self.secret_key.as_ref().map(|_| "(set)"))
             .field("report_timeout_secs", &self.report_timeout_secs)
+            .field("rate_limit_per_minute", &self.rate_limit_per_minute)
             .field("mcp_addr", &self.mcp_addr)
             .field("api_url", &self.api_url)
             .field("mcp_allowed_hosts", &self.mcp_allowed_hosts)
@@ -129,6 +132,13 @@ impl Settings {
         }
         if let Some(v) = env("INVOICING_MAIL_FROM") {
             s.mail_from = Some(v);
+        }
+        if let Some(v) = env("INVOICING_RATE_LIMIT_PER_MINUTE") {
+            s.rate_limit_per_minute = Some(v.parse().map_err(|_| {
+                anyhow::anyhow!(
+                    "INVOICING_RATE_LIMIT_PER_MINUTE must be a whole number (0: unlimited)"
+                )
+            })?);
         }
         if let Some(v) = env("INVOICING_SECRET_KEY") {
             s.secret_key = Some(v);
@@ -249,6 +259,15 @@ impl Settings {
             .unwrap_or_else(|| format!("http://{bound}"))
             .trim_end_matches('/')
             .to_owned()
+    }
+
+    /// Requests per minute per API token; `None` when unlimited (setting 0).
+    pub fn rate_limit_per_minute(&self) -> Option<u32> {
+        match self.rate_limit_per_minute {
+            Some(0) => None,
+            Some(n) => Some(n),
+            None => Some(1200),
+        }
     }
 
     /// Longest a report may take to render (default 60 s).

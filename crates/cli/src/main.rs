@@ -225,6 +225,7 @@ async fn serve(
             fx_url: settings.fx_url(),
             aeat_mode: settings.aeat_mode()?,
             secret_key: settings.secret_key()?,
+            rate_limit_per_minute: settings.rate_limit_per_minute(),
         },
     );
     let app = api::app(state);

@@ -21,6 +21,7 @@ mod members_status;
 mod money;
 mod pdf;
 mod queue;
+mod ratelimit;
 mod reports;
 mod session;
 mod tokens;

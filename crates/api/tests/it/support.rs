@@ -234,6 +234,7 @@ impl TestApp {
                 fx_url,
                 aeat_mode,
                 secret_key: test_secret(),
+                rate_limit_per_minute: None,
             },
         )
         .with_clock(Arc::new(move || {
@@ -527,4 +528,19 @@ pub fn registration_body() -> Value {
 /// The link-signing key of test servers and workers.
 pub fn test_secret() -> reports::links::SecretKey {
     reports::links::SecretKey::new(b"a test key that is long enough, 32+".to_vec())
+}
+
+impl TestApp {
+    /// The same service with `per_minute` requests per token (a second router over the same database).
+    pub fn with_rate_limit(&self, per_minute: u32) -> Router {
+        api::app(AppState::new(
+            self.db.clone(),
+            ApiConfig {
+                public_url: "http://invoicing.test".into(),
+                secret_key: test_secret(),
+                rate_limit_per_minute: Some(per_minute),
+                ..ApiConfig::default()
+            },
+        ))
+    }
 }
