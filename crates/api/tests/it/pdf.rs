@@ -4,20 +4,6 @@ use serde_json::json;
 
 use crate::support::*;
 
-fn text_of(pdf: &[u8]) -> String {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("doc.pdf");
-    std::fs::write(&file, pdf).unwrap();
-    let out = std::process::Command::new("pdftotext")
-        .args(["-raw"])
-        .arg(&file)
-        .arg("-")
-        .output()
-        .expect("pdftotext is required (scripts/test installs poppler-utils)");
-    assert!(out.status.success());
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 db_test!(invoice_pdf_from_frozen_data, |app| {
     app.settle(&app.a).await;
     app.call(
@@ -56,7 +42,7 @@ db_test!(invoice_pdf_from_frozen_data, |app| {
         .expect(200);
     assert_eq!(draft.content_type(), "application/pdf");
     assert!(draft.body.starts_with(b"%PDF-"));
-    let text = text_of(&draft.body);
+    let text = pdf_text_of(&draft.body);
     assert!(
         text.replace('\n', "").contains("DRAFT"),
         "draft mark: {text}"
@@ -67,7 +53,7 @@ db_test!(invoice_pdf_from_frozen_data, |app| {
         .get(&format!("/v1/invoices/{id}/pdf"), As::Ai(&app.a))
         .await
         .expect(200);
-    let text = text_of(&resp.body);
+    let text = pdf_text_of(&resp.body);
     for expected in [
         reference,
         "Alpha Trading Ltd",
@@ -141,7 +127,7 @@ db_test!(proforma_pdf_and_snippet_checks, |app| {
         )
         .await
         .expect(200);
-    assert!(text_of(&pdf.body).contains(p["reference"].as_str().unwrap()));
+    assert!(pdf_text_of(&pdf.body).contains(p["reference"].as_str().unwrap()));
     app.get(
         &format!("/v1/proformas/{}/pdf", p["id"].as_str().unwrap()),
         As::Human(&app.b),

@@ -8,20 +8,6 @@ use serde_json::{Value, json};
 use crate::background::{Running, context, fast_config};
 use crate::support::*;
 
-fn text_of(pdf: &[u8]) -> String {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("report.pdf");
-    std::fs::write(&file, pdf).unwrap();
-    let out = std::process::Command::new("pdftotext")
-        .args(["-raw"])
-        .arg(&file)
-        .arg("-")
-        .output()
-        .expect("pdftotext is required (scripts/test installs poppler-utils)");
-    assert!(out.status.success());
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 /// A quarter of company A, figures by hand (Irish domestic VAT 23%):
 /// - 10 Feb: 12,345.67 net to Dublin Customer, VAT 2,839.50 (1,234,567 × 0.23 = 283,950.41)
 /// - 20 Mar: 5,000.00 net to a consumer, VAT 1,150.00
@@ -83,7 +69,7 @@ async fn pdf_text(app: &TestApp, id: &str) -> String {
         .await
         .expect(200);
     assert_eq!(r.content_type(), "application/pdf");
-    text_of(&r.body)
+    pdf_text_of(&r.body)
 }
 
 db_test!(
@@ -240,7 +226,7 @@ db_test!(
 
         let r = app.get(&link, As::Anonymous).await.expect(200);
         assert_eq!(r.content_type(), "application/pdf");
-        assert!(text_of(&r.body).contains("Business overview"));
+        assert!(pdf_text_of(&r.body).contains("Business overview"));
         // A tampered signature, a tampered expiry, no signature at all.
         let tampered = format!("{}A", &link[..link.len() - 1]);
         let tampered = if tampered == link {

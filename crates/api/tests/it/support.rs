@@ -544,3 +544,18 @@ impl TestApp {
         ))
     }
 }
+
+/// The text of a PDF, through `pdftotext -raw` (scripts/test installs poppler-utils).
+pub fn pdf_text_of(pdf: &[u8]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("doc.pdf");
+    std::fs::write(&file, pdf).unwrap();
+    let out = std::process::Command::new("pdftotext")
+        .args(["-raw"])
+        .arg(&file)
+        .arg("-")
+        .output()
+        .expect("pdftotext is required (scripts/test installs poppler-utils)");
+    assert!(out.status.success());
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
