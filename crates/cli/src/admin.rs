@@ -56,6 +56,13 @@ pub enum AdminCommand {
         #[command(subcommand)]
         command: JobsCommand,
     },
+    /// Give an account a new generated password for the web app (printed once;
+    /// the person chooses their own at the next sign-in). Ends their web sessions.
+    Password {
+        /// E-mail of the account, e.g. the owner created by `bootstrap`.
+        #[arg(long)]
+        email: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -242,6 +249,20 @@ pub async fn run(db: &store::Db, command: AdminCommand) -> anyhow::Result<()> {
             json!({"company_id": company, "points_balance": balance, "currency": currency.code()})
         }
         AdminCommand::Jobs { command } => jobs(db, command).await?,
+        AdminCommand::Password { email } => {
+            let password = store::password::generate();
+            let for_hash = password.clone();
+            let hash =
+                tokio::task::spawn_blocking(move || store::password::hash(&for_hash)).await??;
+            let mut tx = db.begin_write().await?;
+            let user = store::users::find_by_email(tx.conn(), &email)
+                .await?
+                .ok_or_else(|| anyhow::anyhow!("no user has e-mail {email}"))?;
+            store::web::set_generated_password(tx.conn(), &user.id, &hash).await?;
+            store::web::delete_other_sessions(tx.conn(), &user.id, "").await?;
+            tx.commit().await?;
+            json!({"email": user.email, "password": password, "change_required": true})
+        }
     };
     println!("{}", serde_json::to_string_pretty(&out)?);
     Ok(())

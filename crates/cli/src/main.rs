@@ -228,7 +228,9 @@ async fn serve(
             rate_limit_per_minute: settings.rate_limit_per_minute(),
         },
     );
-    let app = api::app(state);
+    // The web app for people shares the API's state; its pages call the API in process.
+    let web = web::router(web::WebState::new(state.clone())?);
+    let app = api::app(state).merge(web);
     let stop = shutdown_channel();
     let worker = if with_worker {
         let w = worker(&settings, &db, settings.public_url(&bound), 2)?;
@@ -236,7 +238,9 @@ async fn serve(
     } else {
         None
     };
-    tracing::info!("listening on http://{bound} (API reference at http://{bound}/api/)");
+    tracing::info!(
+        "listening on http://{bound} (web app at http://{bound}/, API reference at http://{bound}/api/)"
+    );
     // Started after the line above, so the first "listening on" in the logs is the API's.
     let mcp = with_mcp.then(|| {
         mcp_process::supervise(
@@ -245,9 +249,13 @@ async fn serve(
             stop.clone(),
         )
     });
-    axum::serve(listener, app)
-        .with_graceful_shutdown(stopped(stop))
-        .await?;
+    // Client addresses reach the handlers (the web sign-in throttles per address).
+    axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<std::net::SocketAddr>(),
+    )
+    .with_graceful_shutdown(stopped(stop))
+    .await?;
     if let Some(w) = worker {
         // The worker finishes (or releases) its running jobs before the pool closes.
         let _ = w.await;

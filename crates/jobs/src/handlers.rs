@@ -122,7 +122,8 @@ async fn member_password(ctx: Context, job: Job) -> Result<(), JobError> {
     send(&ctx, &job, user.email, rendered).await
 }
 
-/// `jobs.prune`: deletes finished jobs past their retention and expired idempotency keys.
+/// `jobs.prune`: deletes finished jobs past their retention, expired idempotency keys,
+/// expired web sessions and day-old failed sign-ins.
 async fn prune(ctx: Context, _job: Job) -> Result<(), JobError> {
     const DAY: i64 = 24 * 3600 * 1_000_000;
     let now = store::now_micros();
@@ -136,6 +137,11 @@ async fn prune(ctx: Context, _job: Job) -> Result<(), JobError> {
     tracing::info!(deleted = n, "pruned finished jobs");
     let keys = store::idempotency::prune(&mut conn, now).await?;
     tracing::info!(deleted = keys, "pruned expired idempotency keys");
+    let web = store::web::prune(&mut conn, now, now - DAY).await?;
+    tracing::info!(
+        deleted = web,
+        "pruned expired web sessions and old failed sign-ins"
+    );
     Ok(())
 }
 

@@ -19,7 +19,7 @@ pub mod aeat;
 pub mod fake_aeat;
 mod handlers;
 pub mod mail;
-pub mod password;
+pub use store::password;
 pub mod report;
 pub mod schedule;
 pub mod templates;

@@ -27,12 +27,14 @@ pub mod invoices;
 pub mod jobs;
 pub mod legal;
 pub mod members;
+pub mod password;
 pub mod payments;
 pub mod proformas;
 pub mod reports;
 pub mod tokens;
 pub mod users;
 pub mod verifactu;
+pub mod web;
 
 pub use db::{Backend, Db, WriteTx};
 pub use sqlx::AnyConnection as Conn;

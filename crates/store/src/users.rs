@@ -128,8 +128,9 @@ pub async fn has_password(conn: &mut AnyConnection, user_id: &str) -> sqlx::Resu
     Ok(hash.flatten().is_some())
 }
 
-/// Stores a password hash only while the current one is `expected` (`None`:
-/// no password yet); false when someone else changed it meanwhile.
+/// Stores a generated password's hash only while the current one is `expected`
+/// (`None`: no password yet); false when someone else changed it meanwhile.
+/// The person must choose their own password at the next web sign-in.
 pub async fn replace_password_hash(
     conn: &mut AnyConnection,
     user_id: &str,
@@ -137,7 +138,7 @@ pub async fn replace_password_hash(
     new_hash: &str,
 ) -> sqlx::Result<bool> {
     let done = sqlx::query(
-        "UPDATE users SET password_hash = $3 WHERE id = $1 \
+        "UPDATE users SET password_hash = $3, password_change_required = 1 WHERE id = $1 \
          AND ((password_hash IS NULL AND $2 IS NULL) OR password_hash = $2)",
     )
     .bind(user_id)

@@ -350,6 +350,8 @@ impl TestApp {
             "reports",
             "files",
             "idempotency_keys",
+            "web_sessions",
+            "web_sign_in_failures",
         ];
         let mut out = String::new();
         for t in tables {

@@ -1,0 +1,481 @@
+//! The web app, black-box, on SQLite and PostgreSQL: sign-in, sessions, CSRF
+//! and throttling over plain HTTP, then the whole flow in a real browser
+//! (`tests/web/e2e.mjs`, Debian's Chromium driven by playwright-core): an
+//! invoice an agent asked for through MCP is approved, listed, downloaded as
+//! PDF and issued; a token is created and revoked; a cross-site post is refused.
+
+mod common;
+
+use std::{collections::HashMap, process::Command, time::Duration};
+
+use common::*;
+use serde_json::{Value, json};
+
+const E2E: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/web/e2e.mjs");
+const MCP_AGENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/web/mcp_agent.py");
+const OWNER: &str = "owner@example.com";
+
+/// A browser-like client: keeps cookies, does not follow redirects.
+struct Browser {
+    base: String,
+    agent: ureq::Agent,
+    cookies: HashMap<String, String>,
+}
+
+struct Page {
+    status: u16,
+    location: String,
+    set_cookies: Vec<String>,
+    body: String,
+}
+
+impl Browser {
+    fn new(base: &str) -> Self {
+        Self {
+            base: base.to_owned(),
+            agent: ureq::Agent::config_builder()
+                .http_status_as_error(false)
+                .max_redirects(0)
+                .timeout_global(Some(Duration::from_secs(30)))
+                .build()
+                .into(),
+            cookies: HashMap::new(),
+        }
+    }
+
+    fn cookie_header(&self) -> String {
+        self.cookies
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+
+    fn keep(&mut self, resp: ureq::http::Response<ureq::Body>) -> Page {
+        let set_cookies: Vec<String> = resp
+            .headers()
+            .get_all("set-cookie")
+            .iter()
+            .filter_map(|v| v.to_str().ok().map(str::to_owned))
+            .collect();
+        for c in &set_cookies {
+            let pair = c.split(';').next().unwrap_or("");
+            if let Some((k, v)) = pair.split_once('=') {
+                if v.is_empty() || c.contains("Max-Age=0") {
+                    self.cookies.remove(k);
+                } else {
+                    self.cookies.insert(k.to_owned(), v.to_owned());
+                }
+            }
+        }
+        let status = resp.status().as_u16();
+        let location = resp
+            .headers()
+            .get("location")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_owned();
+        let mut resp = resp;
+        let body = resp.body_mut().read_to_string().unwrap_or_default();
+        Page {
+            status,
+            location,
+            set_cookies,
+            body,
+        }
+    }
+
+    fn get(&mut self, path: &str) -> Page {
+        let resp = self
+            .agent
+            .get(format!("{}{path}", self.base))
+            .header("Cookie", self.cookie_header())
+            .call()
+            .expect("GET");
+        self.keep(resp)
+    }
+
+    fn post(&mut self, path: &str, fields: &[(&str, &str)], origin: Option<&str>) -> Page {
+        let mut req = self
+            .agent
+            .post(format!("{}{path}", self.base))
+            .header("Cookie", self.cookie_header());
+        if let Some(o) = origin {
+            req = req.header("Origin", o);
+        }
+        let resp = req.send_form(fields.iter().copied()).expect("POST");
+        self.keep(resp)
+    }
+
+    /// The CSRF token in the page's forms.
+    fn csrf(page: &Page) -> String {
+        let at = page
+            .body
+            .find("name=\"csrf\" value=\"")
+            .unwrap_or_else(|| panic!("no CSRF field in:\n{}", page.body));
+        let rest = &page.body[at + "name=\"csrf\" value=\"".len()..];
+        rest[..rest.find('"').expect("end of value")].to_owned()
+    }
+
+    /// Opens the sign-in page and signs in; returns the answer to the post.
+    fn sign_in(&mut self, email: &str, password: &str) -> Page {
+        let form = self.get("/login");
+        assert_eq!(
+            form.status, 200,
+            "GET /login went to {}: {}",
+            form.location, form.body
+        );
+        let csrf = Self::csrf(&form);
+        self.post(
+            "/login",
+            &[
+                ("csrf", &csrf),
+                ("email", email),
+                ("password", password),
+                ("next", "/review"),
+            ],
+            None,
+        )
+    }
+}
+
+fn admin_password(db: &TestDb, email: &str) -> String {
+    let (ok, out, stderr) = run(db, &["admin", "password", "--email", email]);
+    assert!(ok, "{stderr}");
+    assert_eq!(out["change_required"], true);
+    out["password"].as_str().expect("password").to_owned()
+}
+
+fn human_api(server: &Server, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
+    let boot = server.bootstrap.as_ref().expect("bootstrap");
+    let url = format!("{}{path}", server.base);
+    let token = format!("Bearer {}", boot["token"].as_str().expect("token"));
+    let proof = boot["human_proof"].as_str().expect("proof");
+    let resp = match (method, body) {
+        ("GET", _) => agent()
+            .get(&url)
+            .header("Authorization", &token)
+            .header("X-Human-Proof", proof)
+            .call(),
+        (_, Some(b)) => agent()
+            .post(&url)
+            .header("Authorization", &token)
+            .header("X-Human-Proof", proof)
+            .send_json(b),
+        (_, None) => agent()
+            .post(&url)
+            .header("Authorization", &token)
+            .header("X-Human-Proof", proof)
+            .send_empty(),
+    };
+    let mut resp = resp.expect("API call");
+    let status = resp.status().as_u16();
+    let text = resp.body_mut().read_to_string().unwrap_or_default();
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+fn sign_in_sessions_csrf_and_throttling(db: TestDb) {
+    let server = Server::start(&db, &["serve", "--bootstrap", "--no-mcp", "--email", OWNER]);
+    let mut b = Browser::new(&server.base);
+
+    // Nothing without a session; the page asked for is kept for after sign-in.
+    let page = b.get("/review");
+    assert_eq!(
+        (page.status, page.location.as_str()),
+        (303, "/login?next=/review")
+    );
+    assert_eq!(b.get("/").location, "/login");
+
+    let password = admin_password(&db, OWNER);
+
+    // Wrong password and unknown account read the same: no user enumeration.
+    let wrong = b.sign_in(OWNER, "not-the-password");
+    assert_eq!(wrong.status, 401, "{}", wrong.body);
+    assert!(
+        wrong.body.contains("Wrong e-mail or password."),
+        "{}",
+        wrong.body
+    );
+    let unknown = b.sign_in("nobody@example.com", "whatever-it-is");
+    assert_eq!(unknown.status, 401);
+    assert!(unknown.body.contains("Wrong e-mail or password."));
+    assert!(!b.cookies.contains_key("invoicing_session"));
+
+    // The sign-in form needs its double-submit token.
+    let form = b.get("/login");
+    let csrf = Browser::csrf(&form);
+    b.cookies.remove("invoicing_login_csrf");
+    let forged = b.post(
+        "/login",
+        &[("csrf", &csrf), ("email", OWNER), ("password", &password)],
+        None,
+    );
+    assert_eq!(forged.status, 403, "{}", forged.body);
+
+    // Signing in: an HttpOnly, SameSite cookie; the generated password must be replaced first.
+    let ok = b.sign_in(OWNER, &password);
+    assert_eq!(
+        (ok.status, ok.location.as_str()),
+        (303, "/review"),
+        "{}",
+        ok.body
+    );
+    let cookie = ok
+        .set_cookies
+        .iter()
+        .find(|c| c.starts_with("invoicing_session="))
+        .expect("session cookie");
+    assert!(
+        cookie.contains("HttpOnly") && cookie.contains("SameSite=Lax"),
+        "{cookie}"
+    );
+    assert_eq!(b.get("/review").location, "/password");
+    assert_eq!(b.get("/tokens").location, "/password");
+    let form = b.get("/password");
+    let csrf = Browser::csrf(&form);
+    let short = b.post(
+        "/password",
+        &[
+            ("csrf", &csrf),
+            ("current", &password),
+            ("new", "short"),
+            ("confirm", "short"),
+        ],
+        None,
+    );
+    assert_eq!(short.status, 400);
+    assert!(
+        short.body.contains("at least 12 characters"),
+        "{}",
+        short.body
+    );
+    let new_password = "a long and new passphrase";
+    let wrong_current = b.post(
+        "/password",
+        &[
+            ("csrf", &csrf),
+            ("current", "nope"),
+            ("new", new_password),
+            ("confirm", new_password),
+        ],
+        None,
+    );
+    assert_eq!(wrong_current.status, 400);
+    assert!(wrong_current.body.contains("current password is wrong"));
+    let changed = b.post(
+        "/password",
+        &[
+            ("csrf", &csrf),
+            ("current", &password),
+            ("new", new_password),
+            ("confirm", new_password),
+        ],
+        None,
+    );
+    assert_eq!(
+        (changed.status, changed.location.as_str()),
+        (303, "/review")
+    );
+    let review = b.get("/review");
+    assert_eq!(review.status, 200);
+    assert!(review.body.contains("Review queue") && review.body.contains("Nothing is waiting"));
+    let csp = agent()
+        .get(format!("{}/review", server.base))
+        .call()
+        .expect("GET");
+    assert!(csp.headers().get("content-security-policy").is_some());
+
+    // Every form post needs the session's CSRF token and this site's origin.
+    let csrf = Browser::csrf(&review);
+    let before = human_api(&server, "GET", "/v1/tokens", None).1["data"]
+        .as_array()
+        .map_or(0, Vec::len);
+    let none = b.post(
+        "/tokens",
+        &[("description", "no token"), ("kind", "standard")],
+        None,
+    );
+    assert_eq!(none.status, 403, "{}", none.body);
+    let bad = b.post(
+        "/tokens",
+        &[("csrf", "forged"), ("description", "bad token")],
+        None,
+    );
+    assert_eq!(bad.status, 403);
+    let cross = b.post(
+        "/tokens",
+        &[
+            ("csrf", &csrf),
+            ("description", "cross-site"),
+            ("kind", "standard"),
+        ],
+        Some("http://evil.example"),
+    );
+    assert_eq!(cross.status, 403);
+    let after = human_api(&server, "GET", "/v1/tokens", None).1["data"]
+        .as_array()
+        .map_or(0, Vec::len);
+    assert_eq!(before, after, "a refused post changes nothing");
+    let made = b.post(
+        "/tokens",
+        &[
+            ("csrf", &csrf),
+            ("description", "from the web"),
+            ("kind", "mcp"),
+        ],
+        Some(&server.base),
+    );
+    assert_eq!(made.status, 201, "{}", made.body);
+    assert!(made.body.contains("Token created: copy it now"));
+    let listed = human_api(&server, "GET", "/v1/tokens", None).1;
+    assert!(
+        listed["data"]
+            .as_array()
+            .expect("tokens")
+            .iter()
+            .any(|t| t["description"] == "from the web" && t["kind"] == "mcp"),
+        "{listed}"
+    );
+
+    // Signing out ends the session on the server, not just in the browser.
+    let stolen = b.cookies.clone();
+    let out = b.post("/logout", &[("csrf", &csrf)], None);
+    assert_eq!((out.status, out.location.as_str()), (303, "/login"));
+    b.cookies = stolen;
+    assert_eq!(
+        b.get("/review").status,
+        303,
+        "the old cookie no longer works"
+    );
+
+    // The old generated password no longer signs in; the chosen one does.
+    assert_eq!(b.sign_in(OWNER, &password).status, 401);
+    assert_eq!(b.sign_in(OWNER, new_password).status, 303);
+    assert_eq!(
+        b.get("/login").location,
+        "/review",
+        "signed in, the sign-in page moves on"
+    );
+    b.cookies.clear();
+
+    // Failed sign-ins are throttled per account, even for the right password.
+    for _ in 0..5 {
+        assert_eq!(b.sign_in(OWNER, "guessing-wrong").status, 401);
+    }
+    let throttled = b.sign_in(OWNER, new_password);
+    assert_eq!(throttled.status, 429, "{}", throttled.body);
+    assert!(throttled.body.contains("Too many failed sign-ins"));
+
+    // A deactivated member's session stops at once.
+    let mut clerk = Browser::new(&server.base);
+    let (status, _) = human_api(
+        &server,
+        "POST",
+        "/v1/members",
+        Some(json!({"email": "clerk@example.com", "kind": "password"})),
+    );
+    assert_eq!(status, 201);
+    let clerk_password = admin_password(&db, "clerk@example.com");
+    assert_eq!(
+        clerk.sign_in("clerk@example.com", &clerk_password).status,
+        303
+    );
+    assert_eq!(clerk.get("/password").status, 200);
+    let (status, _) = human_api(
+        &server,
+        "POST",
+        "/v1/members/clerk%40example.com/deactivate",
+        None,
+    );
+    assert_eq!(status, 200);
+    assert_eq!(clerk.get("/password").location, "/login");
+}
+
+#[test]
+fn web_sign_in_sessions_csrf_and_throttling_on_sqlite() {
+    sign_in_sessions_csrf_and_throttling(TestDb::sqlite());
+}
+
+#[test]
+fn web_sign_in_sessions_csrf_and_throttling_on_postgres() {
+    sign_in_sessions_csrf_and_throttling(TestDb::postgres());
+}
+
+fn in_a_browser(db: TestDb, name: &str) {
+    let server = Server::start(&db, &["serve", "--bootstrap", "--email", OWNER]);
+    let boot = server.bootstrap.clone().expect("bootstrap");
+    let password = admin_password(&db, OWNER);
+    let (status, settled) = human_api(
+        &server,
+        "POST",
+        "/v1/company/registration",
+        Some(
+            json!({"name": "Example Company Ltd", "fiscal_id": "IE6388047V", "email": "billing@example.com",
+            "phone": "+353 1 555 0100", "address": {"lines": ["1 Main Street"], "zipcode": "D02 X285",
+            "city": "Dublin", "country": "IE"}}),
+        ),
+    );
+    assert_eq!(status, 200, "{settled}");
+    let (status, customer) = human_api(
+        &server,
+        "POST",
+        "/v1/entities",
+        Some(
+            json!({"name": "Browser Customer Ltd", "type": "IE:LTD", "fiscal_id": "IE6388047V", "address": {"country": "IE"}}),
+        ),
+    );
+    assert_eq!(status, 201, "{customer}");
+    let concept = "Agent-drafted consulting";
+    let out = Command::new(python())
+        .arg(MCP_AGENT)
+        .arg(
+            json!({"mcp": server.mcp_url(), "token": boot["mcp_token"], "recipient_id": customer["id"], "concept": concept})
+                .to_string(),
+        )
+        .output()
+        .expect("run the MCP agent");
+    assert!(
+        out.status.success(),
+        "the MCP agent failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let artifacts = std::env::var("INVOICING_TEST_ARTIFACTS").map_or_else(
+        |_| std::env::temp_dir().join("invoicing-web-e2e"),
+        std::path::PathBuf::from,
+    );
+    let config = json!({
+        "base": server.base,
+        "email": OWNER,
+        "password": password,
+        "newPassword": "my own long passphrase",
+        "customer": "Browser Customer Ltd",
+        "concept": concept,
+        "apiToken": boot["token"],
+        "apiProof": boot["human_proof"],
+        "artifacts": artifacts.join(name),
+    });
+    let node = Command::new("node")
+        .arg(E2E)
+        .arg(config.to_string())
+        .output()
+        .expect("run node (scripts/test installs Node packages and Chromium)");
+    let stdout = String::from_utf8_lossy(&node.stdout);
+    assert!(
+        node.status.success() && stdout.trim_end().ends_with("ok"),
+        "the browser test failed (screenshots in {}):\n{stdout}\n{}\n--- server logs ---\n{}",
+        artifacts.join(name).display(),
+        String::from_utf8_lossy(&node.stderr),
+        server.logs()
+    );
+}
+
+#[test]
+fn web_in_a_browser_on_sqlite() {
+    in_a_browser(TestDb::sqlite(), "sqlite");
+}
+
+#[test]
+fn web_in_a_browser_on_postgres() {
+    in_a_browser(TestDb::postgres(), "postgres");
+}

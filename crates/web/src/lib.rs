@@ -1,0 +1,127 @@
+//! The web app for people, served by `invoicing serve` at `/`.
+//!
+//! Server-rendered HTML (maud, escaped by construction) over the same core as
+//! the API: every read and every change goes through the `/v1` router in
+//! process ([`api::call_as`]) as the signed-in person, a human caller, so the
+//! rules, validation and tenant scoping are the API's own. What the API does
+//! not expose (sessions, passwords, who asked for a queued AI request) is read
+//! from the store here. See docs/WEB.md.
+#![forbid(unsafe_code)]
+// Handlers fail with the HTTP response to send (a redirect or an error page),
+// returned straight to axum; boxing it would buy nothing.
+#![allow(clippy::result_large_err)]
+
+pub mod client;
+pub mod forms;
+pub mod json_view;
+pub mod pages;
+pub mod session;
+
+use std::sync::Arc;
+
+use axum::{
+    Router,
+    extract::DefaultBodyLimit,
+    http::{HeaderValue, header},
+    middleware,
+    response::Response,
+    routing::{get, post},
+};
+
+/// Largest form body (the signed authorization PDF is the biggest: 10 MiB).
+pub const MAX_FORM_BODY: usize = 11 * 1024 * 1024;
+
+/// Shared state of the web handlers.
+#[derive(Clone)]
+pub struct WebState {
+    /// The API state: database, configuration and the in-process router.
+    pub api: api::AppState,
+    /// Cookies carry `Secure` (the public URL is HTTPS).
+    pub secure_cookies: bool,
+    /// A hash verified when an e-mail has no account, so both cases cost the same.
+    pub dummy_hash: Arc<String>,
+}
+
+impl WebState {
+    /// State over the API's; cookies are `Secure` when the public URL is HTTPS.
+    pub fn new(api: api::AppState) -> anyhow::Result<Self> {
+        let secure_cookies = api.config.public_url.starts_with("https://");
+        let dummy_hash = store::password::hash(&session::random_token())?;
+        Ok(Self {
+            api,
+            secure_cookies,
+            dummy_hash: Arc::new(dummy_hash),
+        })
+    }
+}
+
+/// Every page, form action and asset of the web app.
+pub fn router(state: WebState) -> Router {
+    use pages::*;
+    Router::new()
+        .route("/", get(home))
+        .route("/login", get(login::form).post(login::submit))
+        .route("/logout", post(login::logout))
+        .route(
+            "/password",
+            get(login::password_form).post(login::password_submit),
+        )
+        .route(
+            "/companies",
+            get(login::companies_form).post(login::companies_submit),
+        )
+        .route("/review", get(review::page))
+        .route("/review/{id}/approve", post(review::approve))
+        .route("/review/{id}/reject", post(review::reject))
+        .route("/tokens", get(tokens::page).post(tokens::create))
+        .route("/tokens/{id}/revoke", post(tokens::revoke))
+        .route("/members", get(members::page).post(members::add))
+        .route("/members/{email}/deactivate", post(members::deactivate))
+        .route("/members/{email}/reactivate", post(members::reactivate))
+        .route("/members/{email}/expiry", post(members::expiry_post))
+        .route("/invoices", get(invoices::list))
+        .route("/invoices/{id}", get(invoices::detail))
+        .route("/invoices/{id}/pdf", get(invoices::pdf))
+        .route("/invoices/{id}/issue", post(invoices::issue))
+        .route("/dashboard", get(dashboard::page))
+        .route("/agreements", get(agreements::page))
+        .route("/agreements/{id}/accept", post(agreements::accept))
+        .route("/settings", get(settings::page).post(settings::save))
+        .route("/settings/verifactu", get(settings::verifactu))
+        .route(
+            "/settings/verifactu/power-of-attorney",
+            post(settings::power_of_attorney),
+        )
+        .route("/settings/verifactu/document", post(settings::document))
+        .route("/assets/app.css", get(assets::css))
+        .route("/assets/app.js", get(assets::js))
+        .layer(DefaultBodyLimit::max(MAX_FORM_BODY))
+        .layer(middleware::map_response(security_headers))
+        .with_state(state)
+}
+
+/// Headers on every web response: a strict CSP (only our own scripts and
+/// styles), no framing, no sniffing, no caching of pages with account data.
+async fn security_headers(mut resp: Response) -> Response {
+    let h = resp.headers_mut();
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(
+            "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
+             object-src 'none'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
+        ),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("same-origin"),
+    );
+    if !h.contains_key(header::CACHE_CONTROL) {
+        h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    }
+    resp
+}

@@ -1,0 +1,309 @@
+//! The AI review queue: what agents asked for, approved or rejected by a person.
+
+use std::collections::HashMap;
+
+use axum::{
+    extract::{Path, State},
+    http::{HeaderMap, Method},
+    response::Response,
+};
+use maud::{Markup, html};
+use serde_json::Value;
+
+use super::{Ctx, layout, redirect_with, s};
+use crate::{
+    WebState,
+    client::{self, enc},
+    forms::Post,
+    json_view::{self, Known, describe_action},
+    session::{Session, SignedIn, internal},
+};
+
+/// How many pending entries and history entries the page shows.
+const SHOWN: i64 = 100;
+
+/// `GET /review`: pending requests, newest first, then the history.
+pub async fn page(State(state): State<WebState>, signed: SignedIn, headers: HeaderMap) -> Response {
+    let ctx = Ctx::new(&state, &signed, &headers, "review").await;
+    let session = &signed.0;
+    let Some(company) = session.company.as_ref() else {
+        return internal("no company");
+    };
+    let loaded = async {
+        let mut conn = state.api.db.pool().acquire().await?;
+        let pending =
+            store::audit::list(&mut conn, &company.id, Some("pending"), None, SHOWN).await?;
+        let all = store::audit::list(&mut conn, &company.id, None, None, SHOWN).await?;
+        let people = store::web::requesters(&mut conn, &company.id).await?;
+        Ok::<_, sqlx::Error>((pending, all, people))
+    }
+    .await;
+    let (pending, all, people) = match loaded {
+        Ok(x) => x,
+        Err(e) => return internal(e),
+    };
+    let people: HashMap<String, store::web::Requester> =
+        people.into_iter().map(|p| (p.user_id.clone(), p)).collect();
+    let who = |id: &str| match people.get(id) {
+        Some(p) if !p.name.is_empty() => format!("{} <{}>", p.name, p.email),
+        Some(p) => p.email.clone(),
+        None => "a former member".to_owned(),
+    };
+    let mut cards = Vec::with_capacity(pending.len());
+    for entry in &pending {
+        cards.push(pending_card(&state, session, &ctx, entry, &who(&entry.user_id)).await);
+    }
+    let history: Vec<_> = all.iter().filter(|e| e.status != "pending").collect();
+    layout(
+        &ctx,
+        "Review queue",
+        html! {
+            p.lead {
+                "Changes asked for by AI agents wait here until a person approves them. "
+                "Approving runs the request now, as the agent's user; rejecting discards it."
+            }
+            section aria-labelledby="pending-h" {
+                h2 id="pending-h" { "Waiting for review (" (pending.len()) ")" }
+                @if pending.is_empty() {
+                    p.empty { "Nothing is waiting. New requests from agents appear here." }
+                }
+                @for card in &cards { (card) }
+            }
+            section aria-labelledby="history-h" {
+                h2 id="history-h" { "History" }
+                @if history.is_empty() {
+                    p.empty { "No request has been reviewed yet." }
+                } @else {
+                    div.scroll {
+                        table.history {
+                            thead { tr {
+                                th scope="col" { "Asked" } th scope="col" { "What" } th scope="col" { "Asked by" }
+                                th scope="col" { "Through" } th scope="col" { "Outcome" } th scope="col" { "Reviewed by" }
+                                th scope="col" { "Result" }
+                            } }
+                            tbody {
+                                @for e in &history {
+                                    tr {
+                                        td { (stamp(e.created_at)) }
+                                        td { (describe_action(&e.action)) br; code.small { (e.http_method) " " (e.http_path) } }
+                                        td { (who(&e.user_id)) }
+                                        td { (source_label(&e.source)) }
+                                        td { span class=(format!("status {}", e.status)) { (e.status) } }
+                                        td {
+                                            @if let Some(r) = &e.reviewed_by { (who(r)) }
+                                            @if let Some(t) = e.reviewed_at { br; span.muted { (stamp(t)) } }
+                                        }
+                                        td {
+                                            @if let Some(err) = &e.error_message { span.error-text { (err) } }
+                                            @else if let Some(id) = &e.resource_id {
+                                                @if e.http_path.starts_with("/v1/invoices") {
+                                                    a href=(format!("/invoices/{}", enc(id))) { "Open invoice" }
+                                                } @else { code.small { (id) } }
+                                            }
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        },
+    )
+}
+
+fn stamp(micros: i64) -> String {
+    store::from_micros(micros)
+        .format("%Y-%m-%d %H:%M UTC")
+        .to_string()
+}
+
+fn source_label(source: &str) -> &'static str {
+    match source {
+        "mcp" => "MCP",
+        _ => "API",
+    }
+}
+
+async fn pending_card(
+    state: &WebState,
+    session: &Session,
+    ctx: &Ctx<'_>,
+    e: &store::audit::AuditRow,
+    who: &str,
+) -> Markup {
+    let body: Option<Value> = e
+        .request_body
+        .as_deref()
+        .and_then(|b| serde_json::from_str(b).ok());
+    let mut known = Known::default();
+    let mut target = None;
+    // Names for the ids the request mentions, and the currency its amounts are in.
+    if let Some(b) = &body {
+        let mut ids = Vec::new();
+        collect_ids(b, &mut ids);
+        for id in ids.into_iter().take(20) {
+            if let Ok(v) =
+                client::get_json(state, session, &format!("/v1/entities/{}", enc(&id))).await
+            {
+                if known.currency.is_none() {
+                    known.currency = currency_of(&v);
+                }
+                known.names.insert(id, s(&v, "name").to_owned());
+            }
+        }
+        if let Some(c) = b
+            .get("currency_code")
+            .and_then(Value::as_str)
+            .filter(|c| !c.is_empty())
+        {
+            known.currency = Some(c.to_owned());
+        }
+    }
+    let segments: Vec<&str> = e.http_path.trim_start_matches("/v1/").split('/').collect();
+    if let ["invoices", id, ..] = segments.as_slice()
+        && *id != "bulk"
+        && let Ok(inv) =
+            client::get_json(state, session, &format!("/v1/invoices/{}", enc(id))).await
+    {
+        known.currency = known.currency.or_else(|| currency_of(&inv));
+        target = Some(invoice_line(state, session, &inv).await);
+    }
+    if let ["entities", id, ..] = segments.as_slice()
+        && let Ok(ent) =
+            client::get_json(state, session, &format!("/v1/entities/{}", enc(id))).await
+    {
+        target = Some(html! { "Entity " strong { (s(&ent, "name")) } });
+    }
+    html! {
+        article.card.pending id=(format!("entry-{}", e.id)) {
+            h3 { (describe_action(&e.action)) }
+            p.meta {
+                "Asked by " strong { (who) } " · " (stamp(e.created_at)) " · through " (source_label(&e.source))
+            }
+            @if let Some(t) = target { p.target { (t) } }
+            @match &body {
+                Some(b) => { (json_view::render(b, &known)) }
+                None => {
+                    @if let Some(raw) = &e.request_body {
+                        p.muted { "A " (e.content_type.as_deref().unwrap_or("binary")) " upload of " (raw.len()) " bytes (encoded)." }
+                    } @else {
+                        p.muted { "No data is sent with this request." }
+                    }
+                }
+            }
+            details {
+                summary { "Technical details" }
+                p { code { (e.http_method) " " (e.http_path) } }
+                @if let Some(raw) = &e.request_body { pre { (pretty(raw)) } }
+            }
+            div.actions {
+                form method="post" action=(format!("/review/{}/approve", enc(&e.id))) {
+                    (ctx.csrf())
+                    button.primary type="submit" { "Approve" }
+                }
+                form method="post" action=(format!("/review/{}/reject", enc(&e.id))) {
+                    (ctx.csrf())
+                    button.danger type="submit" { "Reject" }
+                }
+            }
+        }
+    }
+}
+
+async fn invoice_line(state: &WebState, session: &Session, inv: &Value) -> Markup {
+    let recipient = match inv.get("recipient_id").and_then(Value::as_str) {
+        Some(id) => client::get_json(state, session, &format!("/v1/entities/{}", enc(id)))
+            .await
+            .map(|e| s(&e, "name").to_owned())
+            .unwrap_or_default(),
+        None => String::new(),
+    };
+    let reference = inv
+        .get("reference")
+        .and_then(Value::as_str)
+        .map_or_else(|| "draft".to_owned(), str::to_owned);
+    html! {
+        "Invoice " strong { (reference) }
+        @if !recipient.is_empty() { " to " strong { (recipient) } }
+    }
+}
+
+fn currency_of(v: &Value) -> Option<String> {
+    ["currency_code", "currencyCode", "currency"]
+        .iter()
+        .find_map(|k| v.get(*k).and_then(Value::as_str))
+        .filter(|c| !c.is_empty())
+        .map(str::to_owned)
+}
+
+/// Values of `*_id` keys (entity references) anywhere in the payload.
+fn collect_ids(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Object(m) => {
+            for (k, val) in m {
+                if (k.ends_with("_id") || k.ends_with("Id"))
+                    && let Some(id) = val.as_str()
+                    && !out.iter().any(|x| x == id)
+                {
+                    out.push(id.to_owned());
+                }
+                collect_ids(val, out);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|i| collect_ids(i, out)),
+        _ => {}
+    }
+}
+
+fn pretty(raw: &str) -> String {
+    serde_json::from_str::<Value>(raw)
+        .ok()
+        .and_then(|v| serde_json::to_string_pretty(&v).ok())
+        .unwrap_or_else(|| raw.to_owned())
+}
+
+/// `POST /review/{id}/approve`: runs the request now, as the agent's user.
+pub async fn approve(
+    State(state): State<WebState>,
+    Path(id): Path<String>,
+    post: Post,
+) -> Response {
+    decide(&state, &post.session, &id, "approve").await
+}
+
+/// `POST /review/{id}/reject`.
+pub async fn reject(State(state): State<WebState>, Path(id): Path<String>, post: Post) -> Response {
+    decide(&state, &post.session, &id, "reject").await
+}
+
+async fn decide(state: &WebState, session: &Session, id: &str, verb: &str) -> Response {
+    let path = format!("/v1/ai-audit/{}/{verb}", enc(id));
+    let answer = match client::call(state, session, Method::POST, &path, None).await {
+        Ok(a) => a,
+        Err(resp) => return resp,
+    };
+    if !answer.ok() {
+        return redirect_with(state, "/review", "error", &answer.message());
+    }
+    let entry = answer.json();
+    let what = describe_action(s(&entry, "action"));
+    match s(&entry, "status") {
+        "approved" => redirect_with(
+            state,
+            "/review",
+            "ok",
+            &format!("Approved and done: {what}."),
+        ),
+        "rejected" => redirect_with(state, "/review", "ok", &format!("Rejected: {what}.")),
+        _ => redirect_with(
+            state,
+            "/review",
+            "error",
+            &format!(
+                "Approved, but it failed and nothing was changed: {}",
+                s(&entry, "errorMessage")
+            ),
+        ),
+    }
+}
