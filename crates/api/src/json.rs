@@ -48,6 +48,7 @@ pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     } else {
         bytes
     };
+    reject_nul(bytes)?;
     let de = &mut serde_json::Deserializer::from_slice(bytes);
     serde_path_to_error::deserialize(de).map_err(|err| {
         let path = err.path().to_string();
@@ -63,6 +64,57 @@ pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
             ApiError::bad_request(format!("Invalid field `{path}`: {msg}."))
         }
     })
+}
+
+/// Refuses text with the NUL character (`\u0000`): PostgreSQL cannot store it
+/// in text columns, and no invoice field needs it. Cheap: the JSON is walked
+/// only when the raw bytes contain the escape.
+fn reject_nul(bytes: &[u8]) -> Result<(), ApiError> {
+    const ESCAPE: &[u8] = b"\\u0000";
+    if !bytes.windows(ESCAPE.len()).any(|w| w == ESCAPE) {
+        return Ok(());
+    }
+    fn find(v: &serde_json::Value, path: &mut Vec<String>) -> bool {
+        match v {
+            serde_json::Value::String(s) => s.contains('\0'),
+            serde_json::Value::Array(items) => items.iter().enumerate().any(|(i, item)| {
+                path.push(format!("[{i}]"));
+                let found = find(item, path);
+                if !found {
+                    path.pop();
+                }
+                found
+            }),
+            serde_json::Value::Object(map) => map.iter().any(|(k, item)| {
+                path.push(if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!(".{k}")
+                });
+                let found = k.contains('\0') || find(item, path);
+                if !found {
+                    path.pop();
+                }
+                found
+            }),
+            _ => false,
+        }
+    }
+    let Ok(value) = serde_json::from_slice::<serde_json::Value>(bytes) else {
+        return Ok(()); // the typed parse reports the syntax error
+    };
+    let mut path = Vec::new();
+    if find(&value, &mut path) {
+        let at = if path.is_empty() {
+            ".".to_owned()
+        } else {
+            path.concat()
+        };
+        return Err(ApiError::bad_request(format!(
+            "Invalid field `{at}`: text may not contain the NUL character (\\u0000)."
+        )));
+    }
+    Ok(())
 }
 
 /// Deserializes a field that may be absent (outer `None`) or explicitly null (`Some(None)`).

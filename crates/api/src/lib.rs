@@ -136,6 +136,25 @@ pub fn route_table(state: &AppState) -> (Router<AppState>, utoipa::openapi::Open
     (router, doc)
 }
 
+/// Refuses a request whose path or query carries an encoded NUL (`%00`): ids and
+/// filters are text, and PostgreSQL can neither store nor compare text with NUL
+/// (SQLite could), so both engines answer the same 400.
+async fn reject_nul_in_uri(
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let has_nul = |s: &str| s.as_bytes().windows(3).any(|w| w == b"%00");
+    if has_nul(req.uri().path()) || req.uri().query().is_some_and(has_nul) {
+        return error::plain(
+            StatusCode::BAD_REQUEST,
+            "The request path or query contains the NUL character (%00), which no id or filter \
+             may contain."
+                .into(),
+        );
+    }
+    next.run(req).await
+}
+
 /// The complete application: API, OpenAPI document, docs page, health checks.
 pub fn app(state: AppState) -> Router {
     let (routes, openapi) = route_table(&state);
@@ -149,6 +168,7 @@ pub fn app(state: AppState) -> Router {
             )
         })
         .layer(DefaultBodyLimit::max(json::MAX_JSON_BODY))
+        .layer(axum::middleware::from_fn(reject_nul_in_uri))
         .layer(
             TraceLayer::new_for_http().make_span_with(|req: &Request<_>| {
                 let id = req

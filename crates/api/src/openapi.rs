@@ -72,7 +72,8 @@ impl Modify for Security {
     }
 }
 
-/// Adds the optional `Idempotency-Key` header (see `gate`) to every POST that writes.
+/// Adds the optional `Idempotency-Key` header (see `gate`) and its `409` answer to every
+/// POST that writes.
 pub fn document_idempotency(doc: &mut utoipa::openapi::OpenApi) {
     use utoipa::openapi::path::{ParameterBuilder, ParameterIn};
     for (path, item) in doc.paths.paths.iter_mut() {
@@ -101,6 +102,14 @@ pub fn document_idempotency(doc: &mut utoipa::openapi::OpenApi) {
                 .build()
                 .into(),
         );
+        op.responses
+            .responses
+            .entry("409".to_owned())
+            .or_insert_with(|| {
+                text("The Idempotency-Key was already used with a different request (or the operation conflicts with the current state)")
+                    .build()
+                    .into()
+            });
     }
 }
 

@@ -41,8 +41,10 @@ impl AnyPost {
 }
 
 /// Reads a urlencoded body into its fields.
+/// A value with the NUL character is refused (no field needs it, and PostgreSQL
+/// cannot store it).
 pub async fn fields(req: Request, state: &WebState) -> Result<HashMap<String, String>, Response> {
-    axum::Form::<HashMap<String, String>>::from_request(req, state)
+    let fields = axum::Form::<HashMap<String, String>>::from_request(req, state)
         .await
         .map(|f| f.0)
         .map_err(|e| {
@@ -51,7 +53,18 @@ pub async fn fields(req: Request, state: &WebState) -> Result<HashMap<String, St
                 "This form could not be read",
                 &format!("The form data was not valid: {e}."),
             )
-        })
+        })?;
+    if fields
+        .iter()
+        .any(|(k, v)| k.contains('\0') || v.contains('\0'))
+    {
+        return Err(error_page(
+            StatusCode::BAD_REQUEST,
+            "This form could not be read",
+            "A field contains the NUL character, which no field may contain.",
+        ));
+    }
+    Ok(fields)
 }
 
 impl FromRequest<WebState> for Post {

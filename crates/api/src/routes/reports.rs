@@ -255,6 +255,7 @@ pub struct LinkParams {
     params(("id" = String, Path, description = "Report id"), LinkParams),
     responses((status = 200, description = "The PDF", content_type = "application/pdf", body = Vec<u8>),
         (status = 409, description = "The report is not ready (queued, rendering or failed)", body = String, content_type = "text/plain"),
+        (status = 403, description = "A signed link that expired (`link_expired`) or does not match (`link_invalid`)", body = crate::error::ActionRequired),
         crate::openapi::ReadErrors))]
 pub async fn report_pdf(
     State(state): State<AppState>,

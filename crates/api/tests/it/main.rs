@@ -8,6 +8,7 @@ pub mod background;
 mod agreements;
 mod audit;
 mod auth;
+mod bad_input;
 mod company;
 mod docs;
 mod entities;
