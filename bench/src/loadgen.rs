@@ -1,10 +1,12 @@
 //! A small closed-loop load generator for the service and the ceiling.
 //!
-//! `loadgen seed --base URL --token T --proof P [--pdf-invoices K]` settles a company and
-//! prints `{"token","proof","entity","invoice","invoice_500","pdf_invoices","pdf_500_invoices"}`:
-//! `invoice_500` is an issued invoice of 500 lines, and the two lists hold K more issued
-//! invoices of each size, which the `pdf` and `pdf_500` scenarios cycle through with
-//! `invoice` and `invoice_500` (see `op`); `loadgen run --base URL --scenario S --companies FILE
+//! `loadgen seed --base URL --token T --proof P [--pdf-invoices K]` settles a company,
+//! issues one invoice and prints `{"token","proof","entity","invoice","invoice_500",
+//! "pdf_invoices","pdf_500_invoices"}`. With `--pdf-invoices K` it also issues an invoice of
+//! 500 lines (`invoice_500`) and K more issued invoices of each size (the two lists), which
+//! the `pdf` and `pdf_500` scenarios go round (see `op`). Seed those into a company of
+//! their own: 500-line invoices on the first list page would make `list_page` measure
+//! their size. `loadgen run --base URL --scenario S --companies FILE
 //! [--seconds N] [--concurrency C] [--warmup W]` drives one scenario with C threads
 //! (each on its own keep-alive connection, spread over the companies), after W untimed
 //! requests, and prints one JSON line: requests, errors, throughput, p50 and p99 latency.
@@ -174,11 +176,13 @@ fn seed(args: &[String]) -> anyhow::Result<()> {
     c.entity = e["id"].as_str().unwrap_or_default().to_owned();
     let issued = create_and_issue(&http, &base, &c, draft_body(&c.entity))?;
     c.invoice = issued["id"].as_str().unwrap_or_default().to_owned();
-    let issued = create_and_issue(&http, &base, &c, draft_body_500(&c.entity))?;
-    let lines = issued["lines"].as_array().map_or(0, Vec::len);
-    anyhow::ensure!(lines == 500, "the long invoice has {lines} lines");
-    c.invoice_500 = issued["id"].as_str().unwrap_or_default().to_owned();
     let extra: usize = arg(args, "--pdf-invoices").map_or(Ok(0), |s| s.parse())?;
+    if extra > 0 {
+        let issued = create_and_issue(&http, &base, &c, draft_body_500(&c.entity))?;
+        let lines = issued["lines"].as_array().map_or(0, Vec::len);
+        anyhow::ensure!(lines == 500, "the long invoice has {lines} lines");
+        c.invoice_500 = issued["id"].as_str().unwrap_or_default().to_owned();
+    }
     for i in 0..extra {
         let mut body = draft_body(&c.entity);
         body["lines"][0]["concept"] = json!(format!("Consulting, batch {i}"));
@@ -267,6 +271,10 @@ fn op(
             pdf_ok(http, c, &format!("{base}/v1/invoices/{id}/pdf"))?
         }
         "pdf_500" => {
+            anyhow::ensure!(
+                !c.invoice_500.is_empty(),
+                "no 500-line invoice: seed the company with --pdf-invoices K"
+            );
             let id = nth(&c.invoice_500, &c.pdf_500_invoices, turn);
             pdf_ok(http, c, &format!("{base}/v1/invoices/{id}/pdf"))?
         }
