@@ -3,7 +3,8 @@
 -- Without them every dashboard request reads every issued invoice of the company
 -- five times over (all-time revenue, top customers, first invoice per customer,
 -- counts by payment state, the corrected check), which at 1,000,000 invoices is
--- seconds on either engine. These tables hold the same figures already summed; they
+-- seconds on either engine; counting the overdue ones over an index alone still
+-- took 20-40 ms when a tenth of them were. These tables hold the same figures already summed; they
 -- change in the transaction that issues an invoice (ordinary or corrective) or
 -- records or deletes a payment (crates/store/src/dashboard.rs), and
 -- `store::dashboard::rebuild` recomputes them for one company with the statements
@@ -51,8 +52,15 @@ CREATE TABLE dashboard_counts (
     corrected BIGINT NOT NULL DEFAULT 0
 );
 
--- Overdue depends on the clock, so it stays a live count: of the ordinary issued
--- invoices not fully paid that have a due date, by due date.
+-- Ordinary issued invoices not fully paid that have a due date, per UTC day of the
+-- due date. Overdue depends on the clock: it is the sum over the days before today
+-- plus a live count of today's over the partial index below.
+CREATE TABLE dashboard_unpaid_due (
+    company_id TEXT NOT NULL REFERENCES companies (id),
+    day BIGINT NOT NULL,
+    invoices BIGINT NOT NULL,
+    PRIMARY KEY (company_id, day)
+);
 CREATE INDEX invoices_unpaid_due ON invoices (company_id, due_date)
     WHERE status = 'issued' AND series = 'invoice' AND paid_minor < total AND due_date IS NOT NULL;
 
@@ -71,6 +79,11 @@ INSERT INTO dashboard_customer_firsts (company_id, recipient_id, first_issued)
 SELECT company_id, recipient_id, MIN(issued_at)
 FROM invoices WHERE status = 'issued' AND series = 'invoice'
 GROUP BY company_id, recipient_id;
+
+INSERT INTO dashboard_unpaid_due (company_id, day, invoices)
+SELECT company_id, due_date / 86400000000, COUNT(*)
+FROM invoices WHERE status = 'issued' AND series = 'invoice' AND paid_minor < total AND due_date IS NOT NULL
+GROUP BY company_id, due_date / 86400000000;
 
 INSERT INTO dashboard_counts (company_id, issued, corrective, paid, partially_paid, corrected)
 SELECT company_id,

@@ -5,9 +5,10 @@
 //! [`record_issue`] when an invoice (ordinary or corrective) is issued, and
 //! [`record_payment`] when a payment is recorded or deleted. So a dashboard reads a few
 //! hundred rows per company however many invoices it has: revenue per currency and UTC
-//! day, per customer and currency, each customer's first invoice, and counts by kind and
-//! payment state. What depends on the clock (overdue) and drafts stay live counts over
-//! indexes. [`rebuild`] recomputes a company's rollups from its invoices.
+//! day, per customer and currency, each customer's first invoice, counts by kind and
+//! payment state, and unpaid invoices per due day (overdue is the days before today plus
+//! a live count of today's). Drafts stay a live count over an index. [`rebuild`]
+//! recomputes a company's rollups from its invoices.
 //!
 //! `SUM` of a `BIGINT` is `NUMERIC` on PostgreSQL, which the `Any` driver
 //! cannot carry: every sum is cast back to `BIGINT`.
@@ -189,9 +190,10 @@ pub struct CountsRow {
 
 /// Counts of invoices by status; `now` decides what is overdue.
 ///
-/// Drafts are counted over `invoices_company_status`, overdue invoices over the partial
-/// index `invoices_unpaid_due` (its condition is repeated word for word so both engines
-/// use it), the rest read from `dashboard_counts`.
+/// Drafts are counted over `invoices_company_status`; overdue invoices are those of
+/// `dashboard_unpaid_due` due before today plus today's counted over the partial index
+/// `invoices_unpaid_due` (its condition is repeated word for word so both engines use
+/// it); the rest is read from `dashboard_counts`.
 pub async fn invoice_counts(
     conn: &mut AnyConnection,
     company_id: &str,
@@ -203,14 +205,25 @@ pub async fn invoice_counts(
     .bind(company_id)
     .fetch_one(&mut *conn)
     .await?;
-    let overdue: i64 = sqlx::query_scalar(
-        "SELECT COUNT(*) FROM invoices WHERE company_id = $1 AND status = 'issued' AND series = 'invoice' \
-         AND paid_minor < total AND due_date IS NOT NULL AND due_date < $2",
+    let today = now.div_euclid(DAY);
+    let before_today: i64 = sqlx::query_scalar(
+        "SELECT CAST(COALESCE(SUM(invoices), 0) AS BIGINT) FROM dashboard_unpaid_due \
+         WHERE company_id = $1 AND day < $2",
     )
     .bind(company_id)
+    .bind(today)
+    .fetch_one(&mut *conn)
+    .await?;
+    let due_today: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM invoices WHERE company_id = $1 AND status = 'issued' AND series = 'invoice' \
+         AND paid_minor < total AND due_date IS NOT NULL AND due_date >= $2 AND due_date < $3",
+    )
+    .bind(company_id)
+    .bind(today * DAY)
     .bind(now)
     .fetch_one(&mut *conn)
     .await?;
+    let overdue = before_today + due_today;
     let counts: Option<(i64, i64, i64, i64, i64)> = sqlx::query_as(
         "SELECT issued, paid, partially_paid, corrected, corrective FROM dashboard_counts WHERE company_id = $1",
     )
@@ -235,6 +248,25 @@ fn payment_state(total: i64, paid_minor: i64) -> (i64, i64) {
         i64::from(total > 0 && paid_minor >= total),
         i64::from(paid_minor > 0 && paid_minor < total),
     )
+}
+
+/// Adds `invoices` (1 or -1) to the unpaid invoices due on the UTC day of `due_date`.
+async fn add_unpaid_due(
+    conn: &mut AnyConnection,
+    company_id: &str,
+    due_date: i64,
+    invoices: i64,
+) -> sqlx::Result<()> {
+    sqlx::query(
+        "INSERT INTO dashboard_unpaid_due (company_id, day, invoices) VALUES ($1, $2, $3) \
+         ON CONFLICT (company_id, day) DO UPDATE SET invoices = dashboard_unpaid_due.invoices + excluded.invoices",
+    )
+    .bind(company_id)
+    .bind(due_date / DAY)
+    .bind(invoices)
+    .execute(conn)
+    .await?;
+    Ok(())
 }
 
 /// Adds to a company's counts, creating its row on first use.
@@ -336,6 +368,11 @@ pub async fn record_issue(
     .bind(issued_at)
     .execute(&mut *conn)
     .await?;
+    if let Some(due_date) = row.due_date
+        && row.paid_minor < row.total
+    {
+        add_unpaid_due(conn, company_id, due_date, 1).await?;
+    }
     let (paid, partially) = payment_state(row.total, row.paid_minor);
     add_counts(conn, company_id, 1, 0, paid, partially, 0).await
 }
@@ -349,17 +386,24 @@ pub async fn record_payment(
     invoice_id: &str,
     delta: i64,
 ) -> sqlx::Result<()> {
-    let invoice: Option<(i64, i64)> = sqlx::query_as(
-        "SELECT total, paid_minor FROM invoices WHERE company_id = $1 AND id = $2 \
+    let invoice: Option<(i64, i64, Option<i64>)> = sqlx::query_as(
+        "SELECT total, paid_minor, due_date FROM invoices WHERE company_id = $1 AND id = $2 \
          AND status = 'issued' AND series = 'invoice'",
     )
     .bind(company_id)
     .bind(invoice_id)
     .fetch_optional(&mut *conn)
     .await?;
-    let Some((total, paid_minor)) = invoice else {
+    let Some((total, paid_minor, due_date)) = invoice else {
         return Ok(());
     };
+    if let Some(due_date) = due_date {
+        let unpaid = |paid: i64| i64::from(paid < total);
+        let change = unpaid(paid_minor) - unpaid(paid_minor - delta);
+        if change != 0 {
+            add_unpaid_due(conn, company_id, due_date, change).await?;
+        }
+    }
     let before = payment_state(total, paid_minor - delta);
     let after = payment_state(total, paid_minor);
     add_counts(
@@ -382,6 +426,7 @@ pub async fn rebuild(conn: &mut AnyConnection, company_id: &str) -> sqlx::Result
         "dashboard_daily_revenue",
         "dashboard_customer_revenue",
         "dashboard_customer_firsts",
+        "dashboard_unpaid_due",
         "dashboard_counts",
     ] {
         sqlx::query(sqlx::AssertSqlSafe(format!(
@@ -404,6 +449,11 @@ pub async fn rebuild(conn: &mut AnyConnection, company_id: &str) -> sqlx::Result
          SELECT company_id, recipient_id, MIN(issued_at) \
          FROM invoices WHERE company_id = $1 AND status = 'issued' AND series = 'invoice' \
          GROUP BY company_id, recipient_id",
+        "INSERT INTO dashboard_unpaid_due (company_id, day, invoices) \
+         SELECT company_id, due_date / 86400000000, COUNT(*) \
+         FROM invoices WHERE company_id = $1 AND status = 'issued' AND series = 'invoice' \
+         AND paid_minor < total AND due_date IS NOT NULL \
+         GROUP BY company_id, due_date / 86400000000",
         "INSERT INTO dashboard_counts (company_id, issued, corrective, paid, partially_paid, corrected) \
          SELECT company_id, \
          SUM(CASE WHEN series = 'invoice' THEN 1 ELSE 0 END), \
