@@ -1,17 +1,27 @@
 //! A small closed-loop load generator for the service and the ceiling.
 //!
-//! `loadgen seed --base URL --token T --proof P` settles a company and prints
-//! `{"token","proof","entity","invoice"}`; `loadgen run --base URL --scenario S
-//! --companies FILE [--seconds N] [--concurrency C]` drives one scenario with C
-//! threads (each on its own keep-alive connection, spread over the companies)
-//! and prints one JSON line: requests, errors, throughput, p50 and p99 latency.
+//! `loadgen seed --base URL --token T --proof P [--pdf-invoices K]` settles a company,
+//! issues one invoice and prints `{"token","proof","entity","invoice","invoice_500",
+//! "pdf_invoices","pdf_500_invoices"}`. With `--pdf-invoices K` it also issues an invoice of
+//! 500 lines (`invoice_500`) and K more issued invoices of each size (the two lists), which
+//! the `pdf` and `pdf_500` scenarios go round (see `op`). Seed those into a company of
+//! their own: 500-line invoices on the first list page would make `list_page` measure
+//! their size. `loadgen run --base URL --scenario S --companies FILE
+//! [--seconds N] [--concurrency C] [--warmup W]` drives one scenario with C threads
+//! (each on its own keep-alive connection, spread over the companies), after W untimed
+//! requests, and prints one JSON line: requests, errors, throughput, p50 and p99 latency.
+//!
+//! `loadgen seed-bulk` fills one company with many issued invoices straight into the
+//! database (see `bulk.rs`) and prints the same kind of line.
 #![forbid(unsafe_code)]
+
+mod bulk;
 
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-fn agent() -> ureq::Agent {
+pub(crate) fn agent() -> ureq::Agent {
     ureq::Agent::config_builder()
         .http_status_as_error(false)
         .timeout_global(Some(Duration::from_secs(30)))
@@ -19,36 +29,48 @@ fn agent() -> ureq::Agent {
         .into()
 }
 
-fn arg(args: &[String], name: &str) -> Option<String> {
+pub(crate) fn arg(args: &[String], name: &str) -> Option<String> {
     args.iter()
         .position(|a| a == name)
         .and_then(|i| args.get(i + 1))
         .cloned()
 }
 
-fn need(args: &[String], name: &str) -> anyhow::Result<String> {
+pub(crate) fn need(args: &[String], name: &str) -> anyhow::Result<String> {
     arg(args, name).ok_or_else(|| anyhow::anyhow!("missing {name}"))
 }
 
 /// A company's credentials and seeded ids.
-#[derive(Clone)]
-struct Company {
-    token: String,
-    proof: String,
-    entity: String,
-    invoice: String,
+#[derive(Clone, Default)]
+pub(crate) struct Company {
+    pub(crate) token: String,
+    pub(crate) proof: String,
+    pub(crate) entity: String,
+    pub(crate) invoice: String,
+    pub(crate) invoice_500: String,
+    /// More issued one-page invoices, so PDF requests are not all for one document.
+    pub(crate) pdf_invoices: Vec<String>,
+    /// More issued 500-line invoices.
+    pub(crate) pdf_500_invoices: Vec<String>,
 }
 
-fn send(
+/// One request; the answer's status and raw body. Never sends `If-None-Match`, so a PDF
+/// is rendered every time rather than answered from the client's cache with a 304.
+pub(crate) fn send_raw(
     http: &ureq::Agent,
     c: &Company,
     method: &str,
     url: &str,
     body: Option<Value>,
-) -> anyhow::Result<(u16, Value)> {
+) -> anyhow::Result<(u16, Vec<u8>)> {
     let auth = format!("Bearer {}", c.token);
     let mut resp = match (method, body) {
         ("GET", _) => http.get(url).header("Authorization", &auth).call()?,
+        ("DELETE", _) => http
+            .delete(url)
+            .header("Authorization", &auth)
+            .header("X-Human-Proof", &c.proof)
+            .call()?,
         ("POST", Some(b)) => http
             .post(url)
             .header("Authorization", &auth)
@@ -61,22 +83,31 @@ fn send(
             .send_empty()?,
     };
     let status = resp.status().as_u16();
-    let bytes = resp.body_mut().read_to_vec()?;
+    let bytes = resp
+        .body_mut()
+        .with_config()
+        .limit(64 << 20)
+        .read_to_vec()?;
+    Ok((status, bytes))
+}
+
+/// One request; the answer's status and JSON body (`null` when it is not JSON).
+pub(crate) fn send(
+    http: &ureq::Agent,
+    c: &Company,
+    method: &str,
+    url: &str,
+    body: Option<Value>,
+) -> anyhow::Result<(u16, Value)> {
+    let (status, bytes) = send_raw(http, c, method, url, body)?;
     Ok((
         status,
         serde_json::from_slice(&bytes).unwrap_or(Value::Null),
     ))
 }
 
-fn seed(args: &[String]) -> anyhow::Result<()> {
-    let base = need(args, "--base")?;
-    let mut c = Company {
-        token: need(args, "--token")?,
-        proof: need(args, "--proof")?,
-        entity: String::new(),
-        invoice: String::new(),
-    };
-    let http = agent();
+/// Registers the company and accepts the current agreements, so it may issue.
+pub(crate) fn settle(http: &ureq::Agent, base: &str, c: &Company) -> anyhow::Result<()> {
     let (s, _) = send(
         &http,
         &c,
@@ -87,11 +118,11 @@ fn seed(args: &[String]) -> anyhow::Result<()> {
         "address": {"lines": ["1 Bench St"], "zipcode": "D1", "city": "Dublin", "country": "IE"}})),
     )?;
     anyhow::ensure!(s == 200, "registration answered {s}");
-    let (_, docs) = send(&http, &c, "GET", &format!("{base}/v1/agreements"), None)?;
+    let (_, docs) = send(http, c, "GET", &format!("{base}/v1/agreements"), None)?;
     for d in docs["data"].as_array().cloned().unwrap_or_default() {
         send(
-            &http,
-            &c,
+            http,
+            c,
             "POST",
             &format!(
                 "{base}/v1/agreements/{}/accept",
@@ -100,6 +131,39 @@ fn seed(args: &[String]) -> anyhow::Result<()> {
             None,
         )?;
     }
+    Ok(())
+}
+
+/// Creates a draft from `body` and issues it; returns the invoice.
+pub(crate) fn create_and_issue(
+    http: &ureq::Agent,
+    base: &str,
+    c: &Company,
+    body: Value,
+) -> anyhow::Result<Value> {
+    let (s, d) = send(http, c, "POST", &format!("{base}/v1/invoices"), Some(body))?;
+    anyhow::ensure!(s == 201, "draft answered {s}: {d}");
+    let id = d["id"].as_str().unwrap_or_default();
+    let (s, issued) = send(
+        http,
+        c,
+        "POST",
+        &format!("{base}/v1/invoices/{id}/issue"),
+        None,
+    )?;
+    anyhow::ensure!(s == 200, "issue answered {s}: {issued}");
+    Ok(issued)
+}
+
+fn seed(args: &[String]) -> anyhow::Result<()> {
+    let base = need(args, "--base")?;
+    let mut c = Company {
+        token: need(args, "--token")?,
+        proof: need(args, "--proof")?,
+        ..Company::default()
+    };
+    let http = agent();
+    settle(&http, &base, &c)?;
     let (s, e) = send(
         &http,
         &c,
@@ -110,29 +174,34 @@ fn seed(args: &[String]) -> anyhow::Result<()> {
     )?;
     anyhow::ensure!(s == 201, "entity answered {s}: {e}");
     c.entity = e["id"].as_str().unwrap_or_default().to_owned();
-    let (s, d) = send(
-        &http,
-        &c,
-        "POST",
-        &format!("{base}/v1/invoices"),
-        Some(draft_body(&c.entity)),
-    )?;
-    anyhow::ensure!(s == 201, "draft answered {s}: {d}");
-    let id = d["id"].as_str().unwrap_or_default().to_owned();
-    let (s, _) = send(
-        &http,
-        &c,
-        "POST",
-        &format!("{base}/v1/invoices/{id}/issue"),
-        None,
-    )?;
-    anyhow::ensure!(s == 200, "issue answered {s}");
-    c.invoice = id;
-    println!(
-        "{}",
-        json!({"token": c.token, "proof": c.proof, "entity": c.entity, "invoice": c.invoice})
-    );
+    let issued = create_and_issue(&http, &base, &c, draft_body(&c.entity))?;
+    c.invoice = issued["id"].as_str().unwrap_or_default().to_owned();
+    let extra: usize = arg(args, "--pdf-invoices").map_or(Ok(0), |s| s.parse())?;
+    if extra > 0 {
+        let issued = create_and_issue(&http, &base, &c, draft_body_500(&c.entity))?;
+        let lines = issued["lines"].as_array().map_or(0, Vec::len);
+        anyhow::ensure!(lines == 500, "the long invoice has {lines} lines");
+        c.invoice_500 = issued["id"].as_str().unwrap_or_default().to_owned();
+    }
+    for i in 0..extra {
+        let mut body = draft_body(&c.entity);
+        body["lines"][0]["concept"] = json!(format!("Consulting, batch {i}"));
+        let issued = create_and_issue(&http, &base, &c, body)?;
+        c.pdf_invoices
+            .push(issued["id"].as_str().unwrap_or_default().to_owned());
+        let issued = create_and_issue(&http, &base, &c, draft_body_500(&c.entity))?;
+        c.pdf_500_invoices
+            .push(issued["id"].as_str().unwrap_or_default().to_owned());
+    }
+    println!("{}", company_line(&c));
     Ok(())
+}
+
+/// The JSON line `run --companies` reads.
+pub(crate) fn company_line(c: &Company) -> Value {
+    json!({"token": c.token, "proof": c.proof, "entity": c.entity, "invoice": c.invoice,
+           "invoice_500": c.invoice_500, "pdf_invoices": c.pdf_invoices,
+           "pdf_500_invoices": c.pdf_500_invoices})
 }
 
 fn draft_body(entity: &str) -> Value {
@@ -141,12 +210,41 @@ fn draft_body(entity: &str) -> Value {
         {"concept": "Travel", "quantity": 1, "unit_price": 4550}]})
 }
 
-/// One timed operation of a scenario; returns whether it succeeded.
+/// A draft of 500 lines (the most a document may have), like the render benchmark's.
+fn draft_body_500(entity: &str) -> Value {
+    let lines: Vec<Value> = (1..=500)
+        .map(|i| json!({"concept": format!("Consulting services, item {i}"), "quantity": 1, "unit_price": 10000}))
+        .collect();
+    json!({"recipient_id": entity, "lines": lines})
+}
+
+/// Whether a PDF request was answered with a freshly rendered PDF (not a 304, not an error).
+fn pdf_ok(http: &ureq::Agent, c: &Company, url: &str) -> anyhow::Result<bool> {
+    let (status, body) = send_raw(http, c, "GET", url, None)?;
+    Ok(status == 200 && body.starts_with(b"%PDF"))
+}
+
+/// The `turn`-th of `first` and `more`, round robin.
+fn nth<'a>(first: &'a str, more: &'a [String], turn: usize) -> &'a str {
+    match turn % (more.len() + 1) {
+        0 => first,
+        k => &more[k - 1],
+    }
+}
+
+/// One timed operation of a scenario (the `turn`-th of its thread); returns whether it
+/// succeeded.
+///
+/// `pdf` and `pdf_500` take the company's invoices of that size in turn: Typst keeps a
+/// memo cache of recent renders, so asking for one document again and again would measure
+/// a cache hit (a few milliseconds) rather than laying out an invoice; with 40 extra
+/// invoices (`seed --pdf-invoices 40`) each render misses it, as a new invoice would.
 fn op(
     http: &ureq::Agent,
     base: &str,
     c: &Company,
     scenario: &str,
+    turn: usize,
     timer: &mut Option<Instant>,
 ) -> anyhow::Result<bool> {
     let ok = |s: u16| (200..300).contains(&s);
@@ -168,14 +266,18 @@ fn op(
         )?
         .0),
         "dashboard" => ok(send(http, c, "GET", &format!("{base}/v1/dashboard"), None)?.0),
-        "pdf" => ok(send(
-            http,
-            c,
-            "GET",
-            &format!("{base}/v1/invoices/{}/pdf", c.invoice),
-            None,
-        )?
-        .0),
+        "pdf" => {
+            let id = nth(&c.invoice, &c.pdf_invoices, turn);
+            pdf_ok(http, c, &format!("{base}/v1/invoices/{id}/pdf"))?
+        }
+        "pdf_500" => {
+            anyhow::ensure!(
+                !c.invoice_500.is_empty(),
+                "no 500-line invoice: seed the company with --pdf-invoices K"
+            );
+            let id = nth(&c.invoice_500, &c.pdf_500_invoices, turn);
+            pdf_ok(http, c, &format!("{base}/v1/invoices/{id}/pdf"))?
+        }
         "create_draft" => ok(send(
             http,
             c,
@@ -223,6 +325,7 @@ fn run(args: &[String]) -> anyhow::Result<()> {
     let scenario = need(args, "--scenario")?;
     let seconds: u64 = arg(args, "--seconds").map_or(Ok(5), |s| s.parse())?;
     let concurrency: usize = arg(args, "--concurrency").map_or(Ok(8), |s| s.parse())?;
+    let warmup: usize = arg(args, "--warmup").map_or(Ok(0), |s| s.parse())?;
     let companies: Vec<Company> = match arg(args, "--companies") {
         Some(file) => std::fs::read_to_string(&file)?
             .lines()
@@ -235,17 +338,30 @@ fn run(args: &[String]) -> anyhow::Result<()> {
                     proof: s("proof"),
                     entity: s("entity"),
                     invoice: s("invoice"),
+                    invoice_500: s("invoice_500"),
+                    pdf_invoices: serde_json::from_value(v["pdf_invoices"].clone())
+                        .unwrap_or_default(),
+                    pdf_500_invoices: serde_json::from_value(v["pdf_500_invoices"].clone())
+                        .unwrap_or_default(),
                 })
             })
             .collect::<anyhow::Result<_>>()?,
-        None => vec![Company {
-            token: String::new(),
-            proof: String::new(),
-            entity: String::new(),
-            invoice: String::new(),
-        }],
+        None => vec![Company::default()],
     };
     anyhow::ensure!(!companies.is_empty(), "no companies");
+    // Untimed requests first (the first PDF of a process loads fonts and templates).
+    let http = agent();
+    for i in 0..warmup {
+        let mut timer = None;
+        op(
+            &http,
+            &base,
+            &companies[i % companies.len()],
+            &scenario,
+            i,
+            &mut timer,
+        )?;
+    }
     let deadline = Instant::now() + Duration::from_secs(seconds);
     let started = Instant::now();
     let workers: Vec<_> = (0..concurrency)
@@ -258,9 +374,13 @@ fn run(args: &[String]) -> anyhow::Result<()> {
             std::thread::spawn(move || {
                 let http = agent();
                 let (mut latencies, mut errors) = (Vec::new(), 0u64);
+                // Threads interleave, so together they go round the documents in order.
+                let mut turn = warmup + t;
                 while Instant::now() < deadline {
                     let mut timer = Some(Instant::now());
-                    match op(&http, &base, &c, &scenario, &mut timer) {
+                    let done = op(&http, &base, &c, &scenario, turn, &mut timer);
+                    turn += concurrency;
+                    match done {
                         Ok(true) => latencies
                             .push(timer.map_or(0.0, |t| t.elapsed().as_secs_f64() * 1000.0)),
                         _ => errors += 1,
@@ -298,6 +418,7 @@ fn main() -> anyhow::Result<()> {
     match args.get(1).map(String::as_str) {
         Some("seed") => seed(&args),
         Some("run") => run(&args),
-        _ => anyhow::bail!("usage: loadgen seed|run ... (see bench/run)"),
+        Some("seed-bulk") => bulk::seed_bulk(&args),
+        _ => anyhow::bail!("usage: loadgen seed|seed-bulk|run ... (see bench/run)"),
     }
 }

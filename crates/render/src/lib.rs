@@ -132,6 +132,12 @@ pub fn check_snippet_as(slot: SnippetSlot, snippet: &str) -> Result<(), RenderEr
     render_invoice(&doc).map(drop)
 }
 
+/// A one-line issued invoice in English with no snippets: what snippets are checked
+/// against, and the base of the render benchmark (`bench/src/render_bench.rs`).
+pub fn sample_document() -> InvoiceDocument {
+    sample::document()
+}
+
 /// Loads fonts, the standard library and the templates now rather than on the first render.
 pub fn warm_up() {
     world::warm_up();

@@ -1,19 +1,51 @@
-//! Aggregates for the dashboard: set-based SQL over indexed columns, never
-//! summing across currencies.
+//! Aggregates for the dashboard, never summing across currencies.
+//!
+//! The figures over all issued invoices come from rollup tables (migration
+//! `0010_dashboard_rollups.sql`) kept in step in the transaction that changes them:
+//! [`record_issue`] when an invoice (ordinary or corrective) is issued, and
+//! [`record_payment`] when a payment is recorded or deleted. So a dashboard reads a few
+//! hundred rows per company however many invoices it has: revenue per currency and UTC
+//! day, per customer and currency, each customer's first invoice, counts by kind and
+//! payment state, and unpaid invoices per due day (overdue is the days before today plus
+//! a live count of today's). Drafts stay a live count over an index. [`rebuild`]
+//! recomputes a company's rollups from its invoices.
 //!
 //! `SUM` of a `BIGINT` is `NUMERIC` on PostgreSQL, which the `Any` driver
 //! cannot carry: every sum is cast back to `BIGINT`.
 
 use sqlx::AnyConnection;
 
+/// Microseconds in a day: the rollups bucket `issued_at` by `issued_at / DAY` (UTC days).
+pub const DAY: i64 = 86_400_000_000;
+
+/// The UTC day of a boundary, when the boundary is a whole day (month starts are).
+fn whole_day(micros: i64) -> Option<i64> {
+    (micros % DAY == 0).then_some(micros / DAY)
+}
+
 /// Net revenue (tax lines excluded) of issued invoices, corrective ones
 /// included (negative), per currency, issued in `[from, to)` when given.
+///
+/// Whole-day bounds (or none) read the daily rollup; other bounds scan the invoices.
 pub async fn revenue_by_currency(
     conn: &mut AnyConnection,
     company_id: &str,
     from: Option<i64>,
     to: Option<i64>,
 ) -> sqlx::Result<Vec<(String, i64)>> {
+    let days = (from.map(whole_day), to.map(whole_day));
+    if let (None | Some(Some(_)), None | Some(Some(_))) = days {
+        return sqlx::query_as(
+            "SELECT currency_code, CAST(SUM(net_total) AS BIGINT) FROM dashboard_daily_revenue \
+             WHERE company_id = $1 AND ($2 IS NULL OR day >= $2) AND ($3 IS NULL OR day < $3) \
+             GROUP BY currency_code ORDER BY currency_code",
+        )
+        .bind(company_id)
+        .bind(days.0.flatten())
+        .bind(days.1.flatten())
+        .fetch_all(conn)
+        .await;
+    }
     sqlx::query_as(
         "SELECT currency_code, CAST(SUM(net_total) AS BIGINT) FROM invoices \
          WHERE company_id = $1 AND status = 'issued' AND ($2 IS NULL OR issued_at >= $2) \
@@ -46,7 +78,8 @@ pub async fn expenses_by_currency(
 }
 
 /// Net revenue in `currency` per month, given the month boundaries
-/// (`bounds[i]..bounds[i+1]`), in one scan of the window.
+/// (`bounds[i]..bounds[i+1]`), in one scan of the window: of the daily rollup when every
+/// boundary is a whole UTC day (month starts are), else of the invoices.
 pub async fn monthly_revenue(
     conn: &mut AnyConnection,
     company_id: &str,
@@ -58,18 +91,28 @@ pub async fn monthly_revenue(
     if months == 0 {
         return Ok(Vec::new());
     }
+    let days: Option<Vec<i64>> = bounds.iter().map(|b| whole_day(*b)).collect();
+    let (table, column, filter, bounds) = match days {
+        Some(days) => ("dashboard_daily_revenue", "day", "", days),
+        None => (
+            "invoices",
+            "issued_at",
+            " AND status = 'issued'",
+            bounds.to_vec(),
+        ),
+    };
     let columns: Vec<String> = (0..months)
         .map(|i| {
             format!(
-                "CAST(COALESCE(SUM(CASE WHEN issued_at >= ${} AND issued_at < ${} THEN net_total ELSE 0 END), 0) AS BIGINT)",
+                "CAST(COALESCE(SUM(CASE WHEN {column} >= ${} AND {column} < ${} THEN net_total ELSE 0 END), 0) AS BIGINT)",
                 i + 3,
                 i + 4
             )
         })
         .collect();
     let sql = format!(
-        "SELECT {} FROM invoices WHERE company_id = $1 AND status = 'issued' AND currency_code = $2 \
-         AND issued_at >= ${} AND issued_at < ${}",
+        "SELECT {} FROM {table} WHERE company_id = $1{filter} AND currency_code = $2 \
+         AND {column} >= ${} AND {column} < ${}",
         columns.join(", "),
         3,
         months + 3
@@ -78,7 +121,7 @@ pub async fn monthly_revenue(
         .bind(company_id)
         .bind(currency);
     for b in bounds {
-        q = q.bind(*b);
+        q = q.bind(b);
     }
     let row = q.fetch_one(conn).await?;
     (0..months).map(|i| row.try_get::<i64, _>(i)).collect()
@@ -93,7 +136,8 @@ pub struct TopCustomerRow {
     pub invoice_count: i64,
 }
 
-/// The best `limit` customers by net revenue in `currency`.
+/// The best `limit` customers by net revenue in `currency` (invoice counts include
+/// corrective invoices), with their current names.
 pub async fn top_customers(
     conn: &mut AnyConnection,
     company_id: &str,
@@ -101,10 +145,11 @@ pub async fn top_customers(
     limit: i64,
 ) -> sqlx::Result<Vec<TopCustomerRow>> {
     sqlx::query_as::<_, TopCustomerRow>(
-        "SELECT i.recipient_id AS entity_id, e.name AS name, CAST(SUM(i.net_total) AS BIGINT) AS revenue, \
-         COUNT(*) AS invoice_count FROM invoices i JOIN entities e ON e.id = i.recipient_id \
-         WHERE i.company_id = $1 AND i.status = 'issued' AND i.currency_code = $2 \
-         GROUP BY i.recipient_id, e.name ORDER BY revenue DESC, entity_id LIMIT $3",
+        "SELECT r.recipient_id AS entity_id, e.name AS name, r.net_total AS revenue, \
+         r.invoice_count AS invoice_count FROM dashboard_customer_revenue r \
+         JOIN entities e ON e.id = r.recipient_id \
+         WHERE r.company_id = $1 AND r.currency_code = $2 \
+         ORDER BY revenue DESC, entity_id LIMIT $3",
     )
     .bind(company_id)
     .bind(currency)
@@ -122,8 +167,7 @@ pub async fn customer_stats(
 ) -> sqlx::Result<(i64, i64)> {
     sqlx::query_as(
         "SELECT COUNT(*), CAST(COALESCE(SUM(CASE WHEN first_issued >= $2 AND first_issued < $3 THEN 1 ELSE 0 END), 0) AS BIGINT) \
-         FROM (SELECT recipient_id, MIN(issued_at) AS first_issued FROM invoices \
-               WHERE company_id = $1 AND status = 'issued' AND series = 'invoice' GROUP BY recipient_id) firsts",
+         FROM dashboard_customer_firsts WHERE company_id = $1",
     )
     .bind(company_id)
     .bind(from)
@@ -145,46 +189,288 @@ pub struct CountsRow {
 }
 
 /// Counts of invoices by status; `now` decides what is overdue.
+///
+/// Drafts are counted over `invoices_company_status`; overdue invoices are those of
+/// `dashboard_unpaid_due` due before today plus today's counted over the partial index
+/// `invoices_unpaid_due` (its condition is repeated word for word so both engines use
+/// it); the rest is read from `dashboard_counts`.
 pub async fn invoice_counts(
     conn: &mut AnyConnection,
     company_id: &str,
     now: i64,
 ) -> sqlx::Result<CountsRow> {
-    let count = |cond: &str, alias: &str| {
-        format!("CAST(COALESCE(SUM(CASE WHEN {cond} THEN 1 ELSE 0 END), 0) AS BIGINT) AS {alias}")
+    let draft: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM invoices WHERE company_id = $1 AND status = 'draft'",
+    )
+    .bind(company_id)
+    .fetch_one(&mut *conn)
+    .await?;
+    let today = now.div_euclid(DAY);
+    let before_today: i64 = sqlx::query_scalar(
+        "SELECT CAST(COALESCE(SUM(invoices), 0) AS BIGINT) FROM dashboard_unpaid_due \
+         WHERE company_id = $1 AND day < $2",
+    )
+    .bind(company_id)
+    .bind(today)
+    .fetch_one(&mut *conn)
+    .await?;
+    let due_today: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM invoices WHERE company_id = $1 AND status = 'issued' AND series = 'invoice' \
+         AND paid_minor < total AND due_date IS NOT NULL AND due_date >= $2 AND due_date < $3",
+    )
+    .bind(company_id)
+    .bind(today * DAY)
+    .bind(now)
+    .fetch_one(&mut *conn)
+    .await?;
+    let overdue = before_today + due_today;
+    let counts: Option<(i64, i64, i64, i64, i64)> = sqlx::query_as(
+        "SELECT issued, paid, partially_paid, corrected, corrective FROM dashboard_counts WHERE company_id = $1",
+    )
+    .bind(company_id)
+    .fetch_optional(conn)
+    .await?;
+    let (issued, paid, partially_paid, corrected, corrective) = counts.unwrap_or_default();
+    Ok(CountsRow {
+        draft,
+        issued,
+        paid,
+        partially_paid,
+        overdue,
+        corrected,
+        corrective,
+    })
+}
+
+/// Payment state of an ordinary invoice as the counts see it: (paid, partially paid).
+fn payment_state(total: i64, paid_minor: i64) -> (i64, i64) {
+    (
+        i64::from(total > 0 && paid_minor >= total),
+        i64::from(paid_minor > 0 && paid_minor < total),
+    )
+}
+
+/// Adds `invoices` (1 or -1) to the unpaid invoices due on the UTC day of `due_date`.
+async fn add_unpaid_due(
+    conn: &mut AnyConnection,
+    company_id: &str,
+    due_date: i64,
+    invoices: i64,
+) -> sqlx::Result<()> {
+    sqlx::query(
+        "INSERT INTO dashboard_unpaid_due (company_id, day, invoices) VALUES ($1, $2, $3) \
+         ON CONFLICT (company_id, day) DO UPDATE SET invoices = dashboard_unpaid_due.invoices + excluded.invoices",
+    )
+    .bind(company_id)
+    .bind(due_date / DAY)
+    .bind(invoices)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Adds to a company's counts, creating its row on first use.
+async fn add_counts(
+    conn: &mut AnyConnection,
+    company_id: &str,
+    issued: i64,
+    corrective: i64,
+    paid: i64,
+    partially_paid: i64,
+    corrected: i64,
+) -> sqlx::Result<()> {
+    if issued == 0 && corrective == 0 && paid == 0 && partially_paid == 0 && corrected == 0 {
+        return Ok(());
+    }
+    sqlx::query(
+        "INSERT INTO dashboard_counts (company_id) VALUES ($1) ON CONFLICT (company_id) DO NOTHING",
+    )
+    .bind(company_id)
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query(
+        "UPDATE dashboard_counts SET issued = issued + $2, corrective = corrective + $3, paid = paid + $4, \
+         partially_paid = partially_paid + $5, corrected = corrected + $6 WHERE company_id = $1",
+    )
+    .bind(company_id)
+    .bind(issued)
+    .bind(corrective)
+    .bind(paid)
+    .bind(partially_paid)
+    .bind(corrected)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Adds a just-issued invoice (ordinary or corrective) to the rollups. Call it in the
+/// issuing transaction, after the row is stored as issued.
+pub async fn record_issue(
+    conn: &mut AnyConnection,
+    row: &crate::invoices::InvoiceRow,
+) -> sqlx::Result<()> {
+    let Some(issued_at) = row.issued_at.filter(|_| row.status == "issued") else {
+        return Ok(());
     };
-    let ordinary = "status = 'issued' AND series = 'invoice'";
-    let sql = format!(
-        "SELECT {}, {}, {}, {}, {}, {}, {} FROM invoices i WHERE company_id = $1",
-        count("status = 'draft'", "draft"),
-        count(ordinary, "issued"),
-        count(
-            &format!("{ordinary} AND total > 0 AND paid_minor >= total"),
-            "paid"
-        ),
-        count(
-            &format!("{ordinary} AND paid_minor > 0 AND paid_minor < total"),
-            "partially_paid"
-        ),
-        count(
-            &format!(
-                "{ordinary} AND paid_minor < total AND due_date IS NOT NULL AND due_date < $2"
-            ),
-            "overdue"
-        ),
-        count(
-            &format!(
-                "{ordinary} AND EXISTS (SELECT 1 FROM invoices c WHERE c.corrected_invoice_id = i.id AND c.status = 'issued')"
-            ),
-            "corrected"
-        ),
-        count("status = 'issued' AND series = 'corrective'", "corrective"),
-    );
-    sqlx::query_as::<_, CountsRow>(sqlx::AssertSqlSafe(sql))
+    let company_id = row.company_id.as_str();
+    sqlx::query(
+        "INSERT INTO dashboard_daily_revenue (company_id, currency_code, day, net_total) VALUES ($1, $2, $3, $4) \
+         ON CONFLICT (company_id, currency_code, day) \
+         DO UPDATE SET net_total = dashboard_daily_revenue.net_total + excluded.net_total",
+    )
+    .bind(company_id)
+    .bind(&row.currency_code)
+    .bind(issued_at / DAY)
+    .bind(row.net_total)
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query(
+        "INSERT INTO dashboard_customer_revenue (company_id, currency_code, recipient_id, net_total, invoice_count) \
+         VALUES ($1, $2, $3, $4, 1) ON CONFLICT (company_id, currency_code, recipient_id) \
+         DO UPDATE SET net_total = dashboard_customer_revenue.net_total + excluded.net_total, \
+         invoice_count = dashboard_customer_revenue.invoice_count + 1",
+    )
+    .bind(company_id)
+    .bind(&row.currency_code)
+    .bind(&row.recipient_id)
+    .bind(row.net_total)
+    .execute(&mut *conn)
+    .await?;
+    if row.series == "corrective" {
+        // An ordinary invoice counts as corrected from its first issued corrective invoice.
+        let mut corrected = 0;
+        if let Some(original) = &row.corrected_invoice_id {
+            let ordinary: i64 = sqlx::query_scalar(
+                "SELECT COUNT(*) FROM invoices WHERE id = $1 AND status = 'issued' AND series = 'invoice'",
+            )
+            .bind(original)
+            .fetch_one(&mut *conn)
+            .await?;
+            let earlier: i64 = sqlx::query_scalar(
+                "SELECT COUNT(*) FROM invoices WHERE corrected_invoice_id = $1 AND status = 'issued' AND id <> $2",
+            )
+            .bind(original)
+            .bind(&row.id)
+            .fetch_one(&mut *conn)
+            .await?;
+            corrected = i64::from(ordinary > 0 && earlier == 0);
+        }
+        return add_counts(conn, company_id, 0, 1, 0, 0, corrected).await;
+    }
+    sqlx::query(
+        "INSERT INTO dashboard_customer_firsts (company_id, recipient_id, first_issued) VALUES ($1, $2, $3) \
+         ON CONFLICT (company_id, recipient_id) DO UPDATE SET first_issued = CASE \
+         WHEN excluded.first_issued < dashboard_customer_firsts.first_issued THEN excluded.first_issued \
+         ELSE dashboard_customer_firsts.first_issued END",
+    )
+    .bind(company_id)
+    .bind(&row.recipient_id)
+    .bind(issued_at)
+    .execute(&mut *conn)
+    .await?;
+    if let Some(due_date) = row.due_date
+        && row.paid_minor < row.total
+    {
+        add_unpaid_due(conn, company_id, due_date, 1).await?;
+    }
+    let (paid, partially) = payment_state(row.total, row.paid_minor);
+    add_counts(conn, company_id, 1, 0, paid, partially, 0).await
+}
+
+/// Moves an invoice between the paid / partially paid counts after its `paid_minor`
+/// changed by `delta` (positive for a recorded payment, negative for a deleted one). Call
+/// it in the same transaction, after the invoice is updated.
+pub async fn record_payment(
+    conn: &mut AnyConnection,
+    company_id: &str,
+    invoice_id: &str,
+    delta: i64,
+) -> sqlx::Result<()> {
+    let invoice: Option<(i64, i64, Option<i64>)> = sqlx::query_as(
+        "SELECT total, paid_minor, due_date FROM invoices WHERE company_id = $1 AND id = $2 \
+         AND status = 'issued' AND series = 'invoice'",
+    )
+    .bind(company_id)
+    .bind(invoice_id)
+    .fetch_optional(&mut *conn)
+    .await?;
+    let Some((total, paid_minor, due_date)) = invoice else {
+        return Ok(());
+    };
+    if let Some(due_date) = due_date {
+        let unpaid = |paid: i64| i64::from(paid < total);
+        let change = unpaid(paid_minor) - unpaid(paid_minor - delta);
+        if change != 0 {
+            add_unpaid_due(conn, company_id, due_date, change).await?;
+        }
+    }
+    let before = payment_state(total, paid_minor - delta);
+    let after = payment_state(total, paid_minor);
+    add_counts(
+        conn,
+        company_id,
+        0,
+        0,
+        after.0 - before.0,
+        after.1 - before.1,
+        0,
+    )
+    .await
+}
+
+/// Recomputes a company's rollups from its invoices (what the migration does for every
+/// company): for data written without going through [`record_issue`], such as the
+/// benchmark's bulk seeding, or to repair them.
+pub async fn rebuild(conn: &mut AnyConnection, company_id: &str) -> sqlx::Result<()> {
+    for table in [
+        "dashboard_daily_revenue",
+        "dashboard_customer_revenue",
+        "dashboard_customer_firsts",
+        "dashboard_unpaid_due",
+        "dashboard_counts",
+    ] {
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "DELETE FROM {table} WHERE company_id = $1"
+        )))
         .bind(company_id)
-        .bind(now)
-        .fetch_one(conn)
-        .await
+        .execute(&mut *conn)
+        .await?;
+    }
+    let statements = [
+        "INSERT INTO dashboard_daily_revenue (company_id, currency_code, day, net_total) \
+         SELECT company_id, currency_code, issued_at / 86400000000, SUM(net_total) \
+         FROM invoices WHERE company_id = $1 AND status = 'issued' \
+         GROUP BY company_id, currency_code, issued_at / 86400000000",
+        "INSERT INTO dashboard_customer_revenue (company_id, currency_code, recipient_id, net_total, invoice_count) \
+         SELECT company_id, currency_code, recipient_id, SUM(net_total), COUNT(*) \
+         FROM invoices WHERE company_id = $1 AND status = 'issued' \
+         GROUP BY company_id, currency_code, recipient_id",
+        "INSERT INTO dashboard_customer_firsts (company_id, recipient_id, first_issued) \
+         SELECT company_id, recipient_id, MIN(issued_at) \
+         FROM invoices WHERE company_id = $1 AND status = 'issued' AND series = 'invoice' \
+         GROUP BY company_id, recipient_id",
+        "INSERT INTO dashboard_unpaid_due (company_id, day, invoices) \
+         SELECT company_id, due_date / 86400000000, COUNT(*) \
+         FROM invoices WHERE company_id = $1 AND status = 'issued' AND series = 'invoice' \
+         AND paid_minor < total AND due_date IS NOT NULL \
+         GROUP BY company_id, due_date / 86400000000",
+        "INSERT INTO dashboard_counts (company_id, issued, corrective, paid, partially_paid, corrected) \
+         SELECT company_id, \
+         SUM(CASE WHEN series = 'invoice' THEN 1 ELSE 0 END), \
+         SUM(CASE WHEN series = 'corrective' THEN 1 ELSE 0 END), \
+         SUM(CASE WHEN series = 'invoice' AND total > 0 AND paid_minor >= total THEN 1 ELSE 0 END), \
+         SUM(CASE WHEN series = 'invoice' AND paid_minor > 0 AND paid_minor < total THEN 1 ELSE 0 END), \
+         SUM(CASE WHEN series = 'invoice' AND EXISTS (SELECT 1 FROM invoices c \
+             WHERE c.corrected_invoice_id = i.id AND c.status = 'issued') THEN 1 ELSE 0 END) \
+         FROM invoices i WHERE company_id = $1 AND status = 'issued' GROUP BY company_id",
+    ];
+    for sql in statements {
+        sqlx::query(sql)
+            .bind(company_id)
+            .execute(&mut *conn)
+            .await?;
+    }
+    Ok(())
 }
 
 /// The prepaid points balance and the currency of the latest top-up.

@@ -44,7 +44,7 @@ pub struct InvoiceRow {
     pub paid_minor: i64,
 }
 
-const COLUMNS: &str = "id, company_id, recipient_id, series, status, origin, supply_type, currency_code, \
+pub(crate) const COLUMNS: &str = "id, company_id, recipient_id, series, status, origin, supply_type, currency_code, \
     treatment, invoice_number, invoice_year, reference, issued_at, order_number, order_year, net_total, \
     tax_total, withholding_total, total, line_count, lines_json, custom_placeholder_values_json, \
     exchange_rates_json, bank_accounts_json, issuer_snapshot_json, recipient_snapshot_json, \

@@ -14,7 +14,8 @@ pub struct PaymentRow {
     pub created_at: i64,
 }
 
-/// Records a payment and adds it to the invoice's paid amount, in one transaction.
+/// Records a payment and adds it to the invoice's paid amount (and the dashboard's
+/// counts), in one transaction.
 pub async fn insert(
     conn: &mut AnyConnection,
     company_id: &str,
@@ -40,9 +41,9 @@ pub async fn insert(
     .bind(company_id)
     .bind(&p.invoice_id)
     .bind(p.amount_minor)
-    .execute(conn)
+    .execute(&mut *conn)
     .await?;
-    Ok(())
+    crate::dashboard::record_payment(conn, company_id, &p.invoice_id, p.amount_minor).await
 }
 
 /// Payments of an invoice, newest first.
@@ -61,7 +62,8 @@ pub async fn list(
     .await
 }
 
-/// Deletes a payment and subtracts it from the invoice; false when there is none.
+/// Deletes a payment and subtracts it from the invoice (and the dashboard's counts);
+/// false when there is none.
 pub async fn delete(
     conn: &mut AnyConnection,
     company_id: &str,
@@ -90,8 +92,9 @@ pub async fn delete(
     .bind(company_id)
     .bind(invoice_id)
     .bind(amount)
-    .execute(conn)
+    .execute(&mut *conn)
     .await?;
+    crate::dashboard::record_payment(conn, company_id, invoice_id, -amount).await?;
     Ok(true)
 }
 

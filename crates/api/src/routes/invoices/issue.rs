@@ -132,6 +132,7 @@ pub async fn issue_draft(
     row.issuer_snapshot_json = Some(to_json(&issuer_snapshot(&company))?);
     row.recipient_snapshot_json = Some(to_json(&Entity::from(recipient.clone()))?);
     store::invoices::update(conn, &row).await?;
+    store::dashboard::record_issue(conn, &row).await?;
     if crate::aeat::is_spanish(&company) {
         let corrected = match &row.corrected_invoice_id {
             Some(id) => store::invoices::get(conn, &caller.company_id, id).await?,
