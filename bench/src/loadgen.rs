@@ -109,8 +109,8 @@ pub(crate) fn send(
 /// Registers the company and accepts the current agreements, so it may issue.
 pub(crate) fn settle(http: &ureq::Agent, base: &str, c: &Company) -> anyhow::Result<()> {
     let (s, _) = send(
-        &http,
-        &c,
+        http,
+        c,
         "POST",
         &format!("{base}/v1/company/registration"),
         Some(json!({

@@ -352,6 +352,11 @@ impl TestApp {
             "idempotency_keys",
             "web_sessions",
             "web_sign_in_failures",
+            "dashboard_daily_revenue",
+            "dashboard_customer_revenue",
+            "dashboard_customer_firsts",
+            "dashboard_counts",
+            "dashboard_unpaid_due",
         ];
         let mut out = String::new();
         for t in tables {
