@@ -41,6 +41,12 @@ pub struct Settings {
     pub api_url: Option<String>,
     /// Comma-separated host names the MCP server accepts in `Host` (`*`: any).
     pub mcp_allowed_hosts: Option<String>,
+    /// OpenID Connect issuer URL for web sign-in of `oauth` members.
+    pub oidc_issuer: Option<String>,
+    /// This service's client id at that provider.
+    pub oidc_client_id: Option<String>,
+    /// Its client secret (never shown).
+    pub oidc_client_secret: Option<String>,
 }
 
 impl std::fmt::Debug for Settings {
@@ -74,6 +80,12 @@ impl std::fmt::Debug for Settings {
             .field("mcp_addr", &self.mcp_addr)
             .field("api_url", &self.api_url)
             .field("mcp_allowed_hosts", &self.mcp_allowed_hosts)
+            .field("oidc_issuer", &self.oidc_issuer)
+            .field("oidc_client_id", &self.oidc_client_id)
+            .field(
+                "oidc_client_secret",
+                &self.oidc_client_secret.as_ref().map(|_| "(set)"),
+            )
             .finish()
     }
 }
@@ -157,11 +169,45 @@ impl Settings {
         if let Some(v) = env("INVOICING_MCP_ALLOWED_HOSTS") {
             s.mcp_allowed_hosts = Some(v);
         }
+        if let Some(v) = env("INVOICING_OIDC_ISSUER") {
+            s.oidc_issuer = Some(v);
+        }
+        if let Some(v) = env("INVOICING_OIDC_CLIENT_ID") {
+            s.oidc_client_id = Some(v);
+        }
+        if let Some(v) = env("INVOICING_OIDC_CLIENT_SECRET") {
+            s.oidc_client_secret = Some(v);
+        }
         if let Ok(v) = std::env::var("INVOICING_FX_URL") {
             // An empty value is meaningful: never fetch rates.
             s.fx_url = Some(v);
         }
         Ok(s)
+    }
+
+    /// Web sign-in through an OpenID Connect provider: all three settings, or none.
+    pub fn oidc(&self) -> anyhow::Result<Option<web::oidc::OidcConfig>> {
+        match (
+            &self.oidc_issuer,
+            &self.oidc_client_id,
+            &self.oidc_client_secret,
+        ) {
+            (None, None, None) => Ok(None),
+            (Some(issuer), Some(client_id), Some(client_secret)) => {
+                if !issuer.starts_with("https://") && !issuer.starts_with("http://") {
+                    anyhow::bail!("INVOICING_OIDC_ISSUER must be a URL, got `{issuer}`");
+                }
+                Ok(Some(web::oidc::OidcConfig {
+                    issuer: issuer.clone(),
+                    client_id: client_id.clone(),
+                    client_secret: client_secret.clone(),
+                }))
+            }
+            _ => anyhow::bail!(
+                "OpenID Connect sign-in needs all of INVOICING_OIDC_ISSUER, \
+                 INVOICING_OIDC_CLIENT_ID and INVOICING_OIDC_CLIENT_SECRET"
+            ),
+        }
     }
 
     /// The data directory (default `./data`).

@@ -229,7 +229,7 @@ async fn serve(
         },
     );
     // The web app for people shares the API's state; its pages call the API in process.
-    let web = web::router(web::WebState::new(state.clone())?);
+    let web = web::router(web::WebState::new(state.clone(), settings.oidc()?)?);
     let app = api::app(state).merge(web);
     let stop = shutdown_channel();
     let worker = if with_worker {

@@ -479,3 +479,270 @@ fn web_in_a_browser_on_sqlite() {
 fn web_in_a_browser_on_postgres() {
     in_a_browser(TestDb::postgres(), "postgres");
 }
+
+/// A stand-in OpenID Connect provider: discovery, an authorization endpoint that
+/// signs in whoever `email` names at once, and a token endpoint that checks the
+/// PKCE verifier and answers an ID token signed with the client secret (HS256).
+struct FakeProvider {
+    base: String,
+    email: std::sync::Arc<std::sync::Mutex<String>>,
+    /// Sign ID tokens with another key than the client secret (a forged token).
+    forge: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+const CLIENT_ID: &str = "invoicing-test";
+const CLIENT_SECRET: &str = "a-client-secret-for-tests-only-0123456789";
+
+impl FakeProvider {
+    fn start() -> Self {
+        use std::sync::{Arc, Mutex};
+
+        use axum::{
+            Form, Json, Router,
+            extract::{Query, State},
+            http::{StatusCode, header},
+            response::IntoResponse,
+            routing::{get, post},
+        };
+
+        /// What an authorization code was issued for: (nonce, PKCE challenge, e-mail).
+        type Grant = (String, String, String);
+        #[derive(Clone)]
+        struct P {
+            base: String,
+            email: Arc<Mutex<String>>,
+            forge: Arc<std::sync::atomic::AtomicBool>,
+            codes: Arc<Mutex<HashMap<String, Grant>>>,
+        }
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        listener.set_nonblocking(true).expect("nonblocking");
+        let base = format!("http://{}", listener.local_addr().expect("addr"));
+        let email = Arc::new(Mutex::new(String::new()));
+        let forge = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let p = P {
+            base: base.clone(),
+            email: email.clone(),
+            forge: forge.clone(),
+            codes: Arc::default(),
+        };
+        async fn discovery(State(p): State<P>) -> Json<Value> {
+            Json(json!({
+                "issuer": p.base,
+                "authorization_endpoint": format!("{}/authorize", p.base),
+                "token_endpoint": format!("{}/token", p.base),
+                "jwks_uri": format!("{}/jwks", p.base),
+            }))
+        }
+        async fn authorize(
+            State(p): State<P>,
+            Query(q): Query<HashMap<String, String>>,
+        ) -> axum::response::Response {
+            if q.get("client_id").map(String::as_str) != Some(CLIENT_ID)
+                || q.get("code_challenge_method").map(String::as_str) != Some("S256")
+                || q.get("response_type").map(String::as_str) != Some("code")
+            {
+                return (StatusCode::BAD_REQUEST, "bad authorization request").into_response();
+            }
+            let code = uuid::Uuid::new_v4().to_string();
+            let email = p.email.lock().expect("lock").clone();
+            p.codes.lock().expect("lock").insert(
+                code.clone(),
+                (q["nonce"].clone(), q["code_challenge"].clone(), email),
+            );
+            let to = format!("{}?code={code}&state={}", q["redirect_uri"], q["state"]);
+            (StatusCode::FOUND, [(header::LOCATION, to)]).into_response()
+        }
+        async fn token(
+            State(p): State<P>,
+            Form(f): Form<HashMap<String, String>>,
+        ) -> axum::response::Response {
+            use base64::Engine as _;
+            use sha2::Digest as _;
+            let Some((nonce, challenge, email)) = p.codes.lock().expect("lock").remove(&f["code"])
+            else {
+                return (
+                    StatusCode::BAD_REQUEST,
+                    Json(json!({"error": "invalid_grant"})),
+                )
+                    .into_response();
+            };
+            let verifier = f.get("code_verifier").cloned().unwrap_or_default();
+            let computed = base64::engine::general_purpose::URL_SAFE_NO_PAD
+                .encode(sha2::Sha256::digest(verifier.as_bytes()));
+            if computed != challenge {
+                return (
+                    StatusCode::BAD_REQUEST,
+                    Json(json!({"error": "invalid_grant", "error_description": "PKCE"})),
+                )
+                    .into_response();
+            }
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .expect("clock")
+                .as_secs();
+            let claims = json!({
+                "iss": p.base, "aud": CLIENT_ID, "sub": format!("sub-{email}"), "email": email,
+                "email_verified": true, "name": "Single Sign-On Person", "nonce": nonce,
+                "iat": now, "exp": now + 300,
+            });
+            let id_token = jsonwebtoken::encode(
+                &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
+                &claims,
+                &jsonwebtoken::EncodingKey::from_secret(
+                    if p.forge.load(std::sync::atomic::Ordering::SeqCst) {
+                        b"not-the-client-secret".as_slice()
+                    } else {
+                        CLIENT_SECRET.as_bytes()
+                    },
+                ),
+            )
+            .expect("sign");
+            Json(json!({"access_token": "x", "token_type": "Bearer", "id_token": id_token}))
+                .into_response()
+        }
+        let app = Router::new()
+            .route("/.well-known/openid-configuration", get(discovery))
+            .route("/authorize", get(authorize))
+            .route("/token", post(token))
+            .with_state(p);
+        std::thread::spawn(move || {
+            block_on(async move {
+                let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
+                axum::serve(listener, app).await.expect("serve");
+            });
+        });
+        Self { base, email, forge }
+    }
+
+    fn sign_in_as(&self, email: &str) {
+        *self.email.lock().expect("lock") = email.to_owned();
+    }
+}
+
+/// Starts a sign-in at the service, lets the provider answer, and returns the
+/// callback path the browser is sent back to.
+fn through_provider(b: &mut Browser, provider: &FakeProvider) -> String {
+    let start = b.get("/login/oidc?next=/invoices");
+    assert_eq!(start.status, 303, "{}", start.body);
+    assert!(
+        start
+            .location
+            .starts_with(&format!("{}/authorize?", provider.base)),
+        "{}",
+        start.location
+    );
+    let mut answer = b.agent.get(&start.location).call().expect("provider");
+    assert_eq!(
+        answer.status().as_u16(),
+        302,
+        "{}",
+        answer.body_mut().read_to_string().unwrap_or_default()
+    );
+    let back = answer.headers()["location"]
+        .to_str()
+        .expect("location")
+        .to_owned();
+    back.strip_prefix(&b.base)
+        .expect("back to the service")
+        .to_owned()
+}
+
+fn oidc_sign_in(db: TestDb) {
+    let provider = FakeProvider::start();
+    let mut cmd = db.command(&["serve", "--bootstrap", "--no-mcp", "--email", OWNER]);
+    cmd.env("INVOICING_OIDC_ISSUER", &provider.base)
+        .env("INVOICING_OIDC_CLIENT_ID", CLIENT_ID)
+        .env("INVOICING_OIDC_CLIENT_SECRET", CLIENT_SECRET);
+    let server = Server::start_command(cmd);
+    let (status, member) = human_api(
+        &server,
+        "POST",
+        "/v1/members",
+        Some(json!({"email": "sso@example.com", "kind": "oauth"})),
+    );
+    assert_eq!(status, 201, "{member}");
+    assert_eq!(member["kind"], "invited");
+
+    // The sign-in page offers the provider; the round trip signs the member in.
+    let mut b = Browser::new(&server.base);
+    assert!(
+        b.get("/login")
+            .body
+            .contains("Sign in with your identity provider")
+    );
+    provider.sign_in_as("sso@example.com");
+    let callback = through_provider(&mut b, &provider);
+    let done = b.get(&callback);
+    assert_eq!(
+        (done.status, done.location.as_str()),
+        (303, "/invoices"),
+        "{}",
+        done.body
+    );
+    assert_eq!(b.get("/invoices").status, 200);
+    let members = human_api(&server, "GET", "/v1/members", None).1;
+    let sso = members["data"]
+        .as_array()
+        .expect("members")
+        .iter()
+        .find(|m| m["email"] == "sso@example.com")
+        .expect("the member")
+        .clone();
+    assert_eq!(
+        sso["kind"], "oauth",
+        "the first sign-in turns `invited` into `oauth`: {sso}"
+    );
+    assert_eq!(sso["name"], "Single Sign-On Person");
+
+    // The same answer cannot be used twice (the flow cookie is gone).
+    let replay = b.get(&callback);
+    assert_eq!(replay.status, 400, "{}", replay.body);
+
+    // An answer whose state is not this browser's is refused.
+    let mut c = Browser::new(&server.base);
+    let callback = through_provider(&mut c, &provider);
+    let (path, _) = callback.split_once("&state=").expect("state");
+    let forged = c.get(&format!("{path}&state=forged"));
+    assert_eq!(forged.status, 400);
+    assert!(forged.body.contains("state mismatch"), "{}", forged.body);
+    assert!(!c.cookies.contains_key("invoicing_session"));
+
+    // An ID token not signed with the client's key is refused.
+    provider
+        .forge
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    let mut e = Browser::new(&server.base);
+    let callback = through_provider(&mut e, &provider);
+    let bad = e.get(&callback);
+    assert_eq!(bad.status, 401, "{}", bad.body);
+    assert!(bad.body.contains("ID token is not valid"), "{}", bad.body);
+    assert!(!e.cookies.contains_key("invoicing_session"));
+    provider
+        .forge
+        .store(false, std::sync::atomic::Ordering::SeqCst);
+
+    // Someone no company added, and a password member, are not let in this way.
+    for email in ["stranger@example.com", OWNER] {
+        provider.sign_in_as(email);
+        let mut d = Browser::new(&server.base);
+        let callback = through_provider(&mut d, &provider);
+        let refused = d.get(&callback);
+        assert_eq!(refused.status, 403, "{email}: {}", refused.body);
+        assert!(
+            refused.body.contains("No company has added"),
+            "{}",
+            refused.body
+        );
+        assert!(!d.cookies.contains_key("invoicing_session"));
+    }
+}
+
+#[test]
+fn web_oidc_sign_in_on_sqlite() {
+    oidc_sign_in(TestDb::sqlite());
+}
+
+#[test]
+fn web_oidc_sign_in_on_postgres() {
+    oidc_sign_in(TestDb::postgres());
+}

@@ -14,6 +14,7 @@
 pub mod client;
 pub mod forms;
 pub mod json_view;
+pub mod oidc;
 pub mod pages;
 pub mod session;
 
@@ -40,18 +41,30 @@ pub struct WebState {
     pub secure_cookies: bool,
     /// A hash verified when an e-mail has no account, so both cases cost the same.
     pub dummy_hash: Arc<String>,
+    /// Sign-in through an OpenID Connect provider, when configured.
+    pub oidc: Option<Arc<oidc::Oidc>>,
 }
 
 impl WebState {
     /// State over the API's; cookies are `Secure` when the public URL is HTTPS.
-    pub fn new(api: api::AppState) -> anyhow::Result<Self> {
+    pub fn new(api: api::AppState, oidc: Option<oidc::OidcConfig>) -> anyhow::Result<Self> {
         let secure_cookies = api.config.public_url.starts_with("https://");
         let dummy_hash = store::password::hash(&session::random_token())?;
+        let oidc = oidc.map(oidc::Oidc::new).transpose()?.map(Arc::new);
         Ok(Self {
             api,
             secure_cookies,
             dummy_hash: Arc::new(dummy_hash),
+            oidc,
         })
+    }
+
+    /// Where the identity provider sends people back.
+    pub fn oidc_redirect_uri(&self) -> String {
+        format!(
+            "{}/login/oidc/callback",
+            self.api.config.public_url.trim_end_matches('/')
+        )
     }
 }
 
@@ -61,6 +74,8 @@ pub fn router(state: WebState) -> Router {
     Router::new()
         .route("/", get(home))
         .route("/login", get(login::form).post(login::submit))
+        .route("/login/oidc", get(login::oidc_start))
+        .route("/login/oidc/callback", get(login::oidc_callback))
         .route("/logout", post(login::logout))
         .route(
             "/password",
