@@ -51,40 +51,7 @@ pub async fn insert_invoices(
     );
     let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
     for r in rows {
-        q = q
-            .bind(&r.id)
-            .bind(&r.company_id)
-            .bind(&r.recipient_id)
-            .bind(&r.series)
-            .bind(&r.status)
-            .bind(&r.origin)
-            .bind(&r.supply_type)
-            .bind(&r.currency_code)
-            .bind(&r.treatment)
-            .bind(r.invoice_number)
-            .bind(r.invoice_year)
-            .bind(&r.reference)
-            .bind(r.issued_at)
-            .bind(r.order_number)
-            .bind(r.order_year)
-            .bind(r.net_total)
-            .bind(r.tax_total)
-            .bind(r.withholding_total)
-            .bind(r.total)
-            .bind(r.line_count)
-            .bind(&r.lines_json)
-            .bind(&r.custom_placeholder_values_json)
-            .bind(&r.exchange_rates_json)
-            .bind(&r.bank_accounts_json)
-            .bind(&r.issuer_snapshot_json)
-            .bind(&r.recipient_snapshot_json)
-            .bind(&r.corrected_invoice_id)
-            .bind(&r.correction_reason)
-            .bind(&r.proforma_id)
-            .bind(r.created_at)
-            .bind(r.updated_at)
-            .bind(r.due_date)
-            .bind(r.paid_minor);
+        q = crate::invoices::bind_row(q, r);
     }
     q.execute(conn).await?;
     Ok(())

@@ -53,46 +53,52 @@ pub(crate) const COLUMNS: &str = "id, company_id, recipient_id, series, status, 
 /// Stores a new invoice.
 pub async fn insert(conn: &mut AnyConnection, r: &InvoiceRow) -> sqlx::Result<()> {
     let params: Vec<String> = (1..=33).map(|i| format!("${i}")).collect();
-    sqlx::query(sqlx::AssertSqlSafe(format!(
+    let q = sqlx::query(sqlx::AssertSqlSafe(format!(
         "INSERT INTO invoices ({COLUMNS}) VALUES ({})",
         params.join(", ")
-    )))
-    .bind(&r.id)
-    .bind(&r.company_id)
-    .bind(&r.recipient_id)
-    .bind(&r.series)
-    .bind(&r.status)
-    .bind(&r.origin)
-    .bind(&r.supply_type)
-    .bind(&r.currency_code)
-    .bind(&r.treatment)
-    .bind(r.invoice_number)
-    .bind(r.invoice_year)
-    .bind(&r.reference)
-    .bind(r.issued_at)
-    .bind(r.order_number)
-    .bind(r.order_year)
-    .bind(r.net_total)
-    .bind(r.tax_total)
-    .bind(r.withholding_total)
-    .bind(r.total)
-    .bind(r.line_count)
-    .bind(&r.lines_json)
-    .bind(&r.custom_placeholder_values_json)
-    .bind(&r.exchange_rates_json)
-    .bind(&r.bank_accounts_json)
-    .bind(&r.issuer_snapshot_json)
-    .bind(&r.recipient_snapshot_json)
-    .bind(&r.corrected_invoice_id)
-    .bind(&r.correction_reason)
-    .bind(&r.proforma_id)
-    .bind(r.created_at)
-    .bind(r.updated_at)
-    .bind(r.due_date)
-    .bind(r.paid_minor)
-    .execute(conn)
-    .await?;
+    )));
+    bind_row(q, r).execute(conn).await?;
     Ok(())
+}
+
+/// Binds every column of `r`, in [`COLUMNS`] order (one row of an `INSERT`).
+pub(crate) fn bind_row<'q>(
+    q: sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments>,
+    r: &'q InvoiceRow,
+) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments> {
+    q.bind(&r.id)
+        .bind(&r.company_id)
+        .bind(&r.recipient_id)
+        .bind(&r.series)
+        .bind(&r.status)
+        .bind(&r.origin)
+        .bind(&r.supply_type)
+        .bind(&r.currency_code)
+        .bind(&r.treatment)
+        .bind(r.invoice_number)
+        .bind(r.invoice_year)
+        .bind(&r.reference)
+        .bind(r.issued_at)
+        .bind(r.order_number)
+        .bind(r.order_year)
+        .bind(r.net_total)
+        .bind(r.tax_total)
+        .bind(r.withholding_total)
+        .bind(r.total)
+        .bind(r.line_count)
+        .bind(&r.lines_json)
+        .bind(&r.custom_placeholder_values_json)
+        .bind(&r.exchange_rates_json)
+        .bind(&r.bank_accounts_json)
+        .bind(&r.issuer_snapshot_json)
+        .bind(&r.recipient_snapshot_json)
+        .bind(&r.corrected_invoice_id)
+        .bind(&r.correction_reason)
+        .bind(&r.proforma_id)
+        .bind(r.created_at)
+        .bind(r.updated_at)
+        .bind(r.due_date)
+        .bind(r.paid_minor)
 }
 
 /// Writes every mutable column back (drafts while edited, and the issue itself).
