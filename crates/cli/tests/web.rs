@@ -746,3 +746,42 @@ fn web_oidc_sign_in_on_sqlite() {
 fn web_oidc_sign_in_on_postgres() {
     oidc_sign_in(TestDb::postgres());
 }
+
+/// Behind a reverse proxy the public URL is HTTPS and `Host` may be rewritten:
+/// cookies are `Secure`, and a form sent from the public origin is accepted.
+#[test]
+fn web_behind_a_proxy_uses_the_public_url() {
+    let db = TestDb::sqlite();
+    let mut cmd = db.command(&["serve", "--bootstrap", "--no-mcp", "--email", OWNER]);
+    cmd.env("INVOICING_PUBLIC_URL", "https://invoicing.example");
+    let server = Server::start_command(cmd);
+    let password = admin_password(&db, OWNER);
+    let mut b = Browser::new(&server.base);
+    let form = b.get("/login");
+    let csrf = Browser::csrf(&form);
+    let ok = b.post(
+        "/login",
+        &[("csrf", &csrf), ("email", OWNER), ("password", &password)],
+        Some("https://invoicing.example"),
+    );
+    assert_eq!(ok.status, 303, "{}", ok.body);
+    let cookie = ok
+        .set_cookies
+        .iter()
+        .find(|c| c.starts_with("invoicing_session="))
+        .expect("session cookie");
+    assert!(cookie.contains("; Secure"), "{cookie}");
+    let form = b.get("/password");
+    let csrf = Browser::csrf(&form);
+    let elsewhere = b.post(
+        "/password",
+        &[
+            ("csrf", &csrf),
+            ("current", &password),
+            ("new", "x"),
+            ("confirm", "x"),
+        ],
+        Some("https://invoicing.example.evil.test"),
+    );
+    assert_eq!(elsewhere.status, 403);
+}

@@ -72,7 +72,7 @@ impl FromRequest<WebState> for Post {
 
     async fn from_request(req: Request, state: &WebState) -> Result<Self, Response> {
         let (mut parts, body) = req.into_parts();
-        check_origin(&parts.headers)?;
+        check_origin(state, &parts.headers)?;
         let SignedIn(session) = SignedIn::from_request_parts(&mut parts, state).await?;
         let fields = fields(Request::from_parts(parts, body), state).await?;
         if !session.csrf_ok(fields.get("csrf").map(String::as_str)) {
@@ -87,7 +87,7 @@ impl FromRequest<WebState> for AnyPost {
 
     async fn from_request(req: Request, state: &WebState) -> Result<Self, Response> {
         let (mut parts, body) = req.into_parts();
-        check_origin(&parts.headers)?;
+        check_origin(state, &parts.headers)?;
         let AnySession(session) = AnySession::from_request_parts(&mut parts, state).await?;
         let fields = fields(Request::from_parts(parts, body), state).await?;
         if !session.csrf_ok(fields.get("csrf").map(String::as_str)) {

@@ -56,29 +56,34 @@ pub fn same_secret(a: &str, b: &str) -> bool {
     a.len() == b.len() && bool::from(a.as_bytes().ct_eq(b.as_bytes()))
 }
 
+/// The `host[:port]` part of a URL.
+fn authority(url: &str) -> &str {
+    url.split_once("://")
+        .map_or("", |(_, rest)| rest.split('/').next().unwrap_or(""))
+}
+
 /// Refuses a state-changing request whose `Origin` (or, lacking it, `Referer`)
-/// names another site than the one it was sent to.
-pub fn check_origin(parts_headers: &HeaderMap) -> Result<(), Response> {
-    let host = parts_headers
+/// names another site than this one: the `Host` it was sent to, or the public
+/// URL (behind a reverse proxy that rewrites `Host`).
+pub fn check_origin(state: &WebState, headers: &HeaderMap) -> Result<(), Response> {
+    let host = headers
         .get(header::HOST)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
-    let origin = parts_headers
+    let origin = headers
         .get(header::ORIGIN)
-        .or_else(|| parts_headers.get(header::REFERER))
+        .or_else(|| headers.get(header::REFERER))
         .and_then(|v| v.to_str().ok());
-    match origin {
-        None => Ok(()),
-        Some(o) => {
-            let authority = o
-                .split_once("://")
-                .map_or("", |(_, rest)| rest.split('/').next().unwrap_or(""));
-            if !host.is_empty() && authority.eq_ignore_ascii_case(host) {
-                Ok(())
-            } else {
-                Err(forbidden_cross_site())
-            }
-        }
+    let Some(origin) = origin else {
+        return Ok(());
+    };
+    let from = authority(origin);
+    let public = authority(&state.api.config.public_url);
+    let same = |ours: &str| !ours.is_empty() && from.eq_ignore_ascii_case(ours);
+    if same(host) || same(public) {
+        Ok(())
+    } else {
+        Err(forbidden_cross_site())
     }
 }
 

@@ -91,7 +91,7 @@ fn login_page(
 
 /// `POST /login`: checks the double-submit token, throttles, verifies the password.
 pub async fn submit(State(state): State<WebState>, req: Request) -> Response {
-    if let Err(resp) = check_origin(req.headers()) {
+    if let Err(resp) = check_origin(&state, req.headers()) {
         return resp;
     }
     let client = req

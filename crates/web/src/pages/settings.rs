@@ -212,7 +212,7 @@ pub async fn power_of_attorney(State(state): State<WebState>, post: Post) -> Res
 
 /// `POST /settings/verifactu/document`: a multipart upload, CSRF-checked like every form.
 pub async fn document(State(state): State<WebState>, req: Request) -> Response {
-    if let Err(resp) = check_origin(req.headers()) {
+    if let Err(resp) = check_origin(&state, req.headers()) {
         return resp;
     }
     let (mut parts, body) = req.into_parts();
