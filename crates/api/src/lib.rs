@@ -4,6 +4,8 @@
 //! review gate, `/openapi.json` generated from the same route table, the
 //! offline reference at `/api/`, and `/healthz`, `/readyz`.
 #![forbid(unsafe_code)]
+// Nothing outside tests may panic on bad data: errors are returned, never unwrapped.
+#![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
 pub mod aeat;
 pub mod auth;

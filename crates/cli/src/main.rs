@@ -3,6 +3,8 @@
 //! Operator commands print JSON on stdout; every error goes to stderr with a
 //! non-zero exit status.
 #![forbid(unsafe_code)]
+// Nothing outside tests may panic on bad data: errors are returned, never unwrapped.
+#![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
 mod admin;
 mod config;

@@ -4,6 +4,8 @@
 //! construction (`CurrencyCode`, `CountryCode`, `ReferenceFormat`, ...), so the
 //! layers above never re-check a rule by hand.
 #![forbid(unsafe_code)]
+// Nothing outside tests may panic on bad data: errors are returned, never unwrapped.
+#![cfg_attr(not(test), deny(clippy::unwrap_used))]
 #![warn(missing_docs)]
 
 pub mod bank;

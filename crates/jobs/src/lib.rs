@@ -13,6 +13,8 @@
 //! if its worker dies after the work but before recording it.
 //! See `docs/JOBS.md` for adding a kind.
 #![forbid(unsafe_code)]
+// Nothing outside tests may panic on bad data: errors are returned, never unwrapped.
+#![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
 pub mod aeat;
 #[cfg(feature = "testing")]

@@ -11,6 +11,8 @@
 //! server-held streams): any request can go to any MCP process, so several
 //! can run behind one address without session affinity.
 #![forbid(unsafe_code)]
+// Nothing outside tests may panic on bad data: errors are returned, never unwrapped.
+#![cfg_attr(not(test), deny(clippy::unwrap_used))]
 #![warn(missing_docs)]
 
 pub mod api;

@@ -21,6 +21,8 @@
 //! as `#range(1000000000)` allocates gigabytes. Where that matters, run renders of company
 //! snippets in a worker process with an address-space limit that is killed at the deadline.
 #![forbid(unsafe_code)]
+// Nothing outside tests may panic on bad data: errors are returned, never unwrapped.
+#![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
 mod compile;
 mod error;

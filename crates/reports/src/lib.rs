@@ -4,6 +4,8 @@
 //! Pure: rows in, PDF bytes out. The database side is `store::reports`, the background
 //! job `jobs` (`report.render`), the HTTP side `api` (`/v1/reports`). See docs/REPORTS.md.
 #![forbid(unsafe_code)]
+// Nothing outside tests may panic on bad data: errors are returned, never unwrapped.
+#![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
 pub mod figures;
 mod labels;

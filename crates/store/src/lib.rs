@@ -10,6 +10,8 @@
 //! Every function that touches tenant data takes the company id as its first
 //! data argument, so a query cannot forget the tenant.
 #![forbid(unsafe_code)]
+// Nothing outside tests may panic on bad data: errors are returned, never unwrapped.
+#![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
 pub mod audit;
 pub mod bank_accounts;

@@ -23,6 +23,8 @@
 //! and the AEAT checks that need its census or its clock.
 
 #![forbid(unsafe_code)]
+// Nothing outside tests may panic on bad data: errors are returned, never unwrapped.
+#![cfg_attr(not(test), deny(clippy::unwrap_used))]
 #![warn(missing_docs)]
 
 mod alta;

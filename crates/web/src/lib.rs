@@ -7,6 +7,8 @@
 //! not expose (sessions, passwords, who asked for a queued AI request) is read
 //! from the store here. See docs/WEB.md.
 #![forbid(unsafe_code)]
+// Nothing outside tests may panic on bad data: errors are returned, never unwrapped.
+#![cfg_attr(not(test), deny(clippy::unwrap_used))]
 // Handlers fail with the HTTP response to send (a redirect or an error page),
 // returned straight to axum; boxing it would buy nothing.
 #![allow(clippy::result_large_err)]
