@@ -8,7 +8,7 @@ use axum::{
 use maud::html;
 use serde_json::{Value, json};
 
-use super::{Ctx, layout, redirect_with, s, when};
+use super::{Ctx, after, layout, redirect_with, s, when};
 use crate::{
     WebState,
     client::{self, enc},
@@ -116,32 +116,21 @@ pub async fn add(State(state): State<WebState>, post: Post) -> Response {
     if !post.field("name").is_empty() {
         request["name"] = json!(post.field("name"));
     }
-    match client::call(
+    let email = post.field("email");
+    let done = if post.field("kind") == "password" {
+        format!("{email} is a member; their password is on its way by e-mail.")
+    } else {
+        format!("{email} is a member; they sign in with the identity provider.")
+    };
+    let answer = client::call(
         &state,
         &post.session,
         Method::POST,
         "/v1/members",
         Some(&request),
     )
-    .await
-    {
-        Ok(a) if a.ok() => {
-            let text = if post.field("kind") == "password" {
-                format!(
-                    "{} is a member; their password is on its way by e-mail.",
-                    post.field("email")
-                )
-            } else {
-                format!(
-                    "{} is a member; they sign in with the identity provider.",
-                    post.field("email")
-                )
-            };
-            redirect_with(&state, "/members", "ok", &text)
-        }
-        Ok(a) => redirect_with(&state, "/members", "error", &a.message()),
-        Err(resp) => resp,
-    }
+    .await;
+    after(&state, "/members", answer, &done)
 }
 
 async fn act(
@@ -151,11 +140,12 @@ async fn act(
     body: Option<Value>,
     done: &str,
 ) -> Response {
-    match client::call(state, &post.session, Method::POST, &path, body.as_ref()).await {
-        Ok(a) if a.ok() => redirect_with(state, "/members", "ok", done),
-        Ok(a) => redirect_with(state, "/members", "error", &a.message()),
-        Err(resp) => resp,
-    }
+    after(
+        state,
+        "/members",
+        client::call(state, &post.session, Method::POST, &path, body.as_ref()).await,
+        done,
+    )
 }
 
 /// `POST /members/{email}/deactivate`.
@@ -193,30 +183,22 @@ pub async fn reactivate(
 }
 
 /// `POST /members/{email}/expiry`: sets or clears when access ends.
-pub async fn expiry_handler(state: &WebState, email: &str, post: &Post) -> Response {
-    let expires = match expiry(post.field("expires")) {
-        Ok(v) => v,
-        Err(e) => return redirect_with(state, "/members", "error", &e),
-    };
-    let path = format!("/v1/members/{}", enc(email));
-    let request = json!({"expiresAt": expires});
-    match client::call(state, &post.session, Method::PATCH, &path, Some(&request)).await {
-        Ok(a) if a.ok() => redirect_with(
-            state,
-            "/members",
-            "ok",
-            &format!("Saved when the access of {email} ends."),
-        ),
-        Ok(a) => redirect_with(state, "/members", "error", &a.message()),
-        Err(resp) => resp,
-    }
-}
-
-/// `POST /members/{email}/expiry`.
 pub async fn expiry_post(
     State(state): State<WebState>,
     Path(email): Path<String>,
     post: Post,
 ) -> Response {
-    expiry_handler(&state, &email, &post).await
+    let state = &state;
+    let expires = match expiry(post.field("expires")) {
+        Ok(v) => v,
+        Err(e) => return redirect_with(state, "/members", "error", &e),
+    };
+    let path = format!("/v1/members/{}", enc(&email));
+    let request = json!({"expiresAt": expires});
+    after(
+        state,
+        "/members",
+        client::call(state, &post.session, Method::PATCH, &path, Some(&request)).await,
+        &format!("Saved when the access of {email} ends."),
+    )
 }

@@ -44,6 +44,21 @@ pub fn redirect_with(state: &WebState, to: &str, kind: &str, text: &str) -> Resp
     resp
 }
 
+/// The answer to a form whose work is one API call: back to `back` saying
+/// `done`, or saying what the API answered when it refused.
+pub fn after(
+    state: &WebState,
+    back: &str,
+    answer: Result<crate::client::Answer, Response>,
+    done: &str,
+) -> Response {
+    match answer {
+        Ok(a) if a.ok() => redirect_with(state, back, "ok", done),
+        Ok(a) => redirect_with(state, back, "error", &a.message()),
+        Err(resp) => resp,
+    }
+}
+
 /// The flash message of a request, if any.
 pub fn take_flash(headers: &HeaderMap) -> Option<Flash> {
     let raw = cookie(headers, FLASH_COOKIE)?;

@@ -10,7 +10,7 @@ use axum::{
 use maud::html;
 use serde_json::{Map, Value, json};
 
-use super::{Ctx, error_page, layout, redirect_with, s, when};
+use super::{Ctx, after, error_page, layout, redirect_with, s, when};
 use crate::{
     WebState, client,
     forms::Post,
@@ -122,19 +122,19 @@ pub async fn save(State(state): State<WebState>, post: Post) -> Response {
     if patch.is_empty() {
         return redirect_with(&state, "/settings", "ok", "Nothing changed.");
     }
-    match client::call(
+    after(
         &state,
-        &post.session,
-        Method::PATCH,
-        "/v1/company",
-        Some(&Value::Object(patch)),
+        "/settings",
+        client::call(
+            &state,
+            &post.session,
+            Method::PATCH,
+            "/v1/company",
+            Some(&Value::Object(patch)),
+        )
+        .await,
+        "Settings saved.",
     )
-    .await
-    {
-        Ok(a) if a.ok() => redirect_with(&state, "/settings", "ok", "Settings saved."),
-        Ok(a) => redirect_with(&state, "/settings", "error", &a.message()),
-        Err(resp) => resp,
-    }
 }
 
 /// `GET /settings/verifactu`: where the company stands and how to get authorized.
@@ -198,16 +198,12 @@ pub async fn verifactu(
 /// `POST /settings/verifactu/power-of-attorney`.
 pub async fn power_of_attorney(State(state): State<WebState>, post: Post) -> Response {
     let path = "/v1/verifactu/authorization/power-of-attorney";
-    match client::call(&state, &post.session, Method::POST, path, None).await {
-        Ok(a) if a.ok() => redirect_with(
-            &state,
-            "/settings/verifactu",
-            "ok",
-            "Declared. It takes effect once the daily check with the AEAT confirms it.",
-        ),
-        Ok(a) => redirect_with(&state, "/settings/verifactu", "error", &a.message()),
-        Err(resp) => resp,
-    }
+    after(
+        &state,
+        "/settings/verifactu",
+        client::call(&state, &post.session, Method::POST, path, None).await,
+        "Declared. It takes effect once the daily check with the AEAT confirms it.",
+    )
 }
 
 /// `POST /settings/verifactu/document`: a multipart upload, CSRF-checked like every form.
@@ -280,14 +276,10 @@ pub async fn document(State(state): State<WebState>, req: Request) -> Response {
         );
     };
     let path = "/v1/verifactu/authorization/document";
-    match client::call_raw(&state, &session, Method::POST, path, "application/pdf", pdf).await {
-        Ok(a) if a.ok() => redirect_with(
-            &state,
-            "/settings/verifactu",
-            "ok",
-            "The signed authorization is accepted: invoices can be issued.",
-        ),
-        Ok(a) => redirect_with(&state, "/settings/verifactu", "error", &a.message()),
-        Err(resp) => resp,
-    }
+    after(
+        &state,
+        "/settings/verifactu",
+        client::call_raw(&state, &session, Method::POST, path, "application/pdf", pdf).await,
+        "The signed authorization is accepted: invoices can be issued.",
+    )
 }

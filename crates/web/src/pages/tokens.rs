@@ -8,7 +8,7 @@ use axum::{
 use maud::{Markup, html};
 use serde_json::{Value, json};
 
-use super::{Ctx, layout, redirect_with, s, when};
+use super::{Ctx, after, layout, redirect_with, s, when};
 use crate::{
     WebState,
     client::{self, enc},
@@ -105,17 +105,12 @@ fn body(ctx: &Ctx<'_>, tokens: &[Value], created: Option<&Value>) -> Markup {
 }
 
 /// `GET /tokens`.
-pub async fn page_get(state: &WebState, signed: &SignedIn, headers: &HeaderMap) -> Response {
-    let ctx = Ctx::new(state, signed, headers, "tokens").await;
-    match list(state, signed).await {
+pub async fn page(State(state): State<WebState>, signed: SignedIn, headers: HeaderMap) -> Response {
+    let ctx = Ctx::new(&state, &signed, &headers, "tokens").await;
+    match list(&state, &signed).await {
         Ok(tokens) => layout(&ctx, "API tokens", body(&ctx, &tokens, None)),
         Err(resp) => resp,
     }
-}
-
-/// `GET /tokens`.
-pub async fn page(State(state): State<WebState>, signed: SignedIn, headers: HeaderMap) -> Response {
-    page_get(&state, &signed, &headers).await
 }
 
 /// `POST /tokens`: creates a token and shows its secrets on this response only.
@@ -152,14 +147,10 @@ pub async fn create(State(state): State<WebState>, headers: HeaderMap, post: Pos
 /// `POST /tokens/{id}/revoke`.
 pub async fn revoke(State(state): State<WebState>, Path(id): Path<String>, post: Post) -> Response {
     let path = format!("/v1/tokens/{}", enc(&id));
-    match client::call(&state, &post.session, Method::DELETE, &path, None).await {
-        Ok(a) if a.ok() => redirect_with(
-            &state,
-            "/tokens",
-            "ok",
-            "The token is revoked: requests with it now get 401.",
-        ),
-        Ok(a) => redirect_with(&state, "/tokens", "error", &a.message()),
-        Err(resp) => resp,
-    }
+    after(
+        &state,
+        "/tokens",
+        client::call(&state, &post.session, Method::DELETE, &path, None).await,
+        "The token is revoked: requests with it now get 401.",
+    )
 }
