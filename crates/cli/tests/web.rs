@@ -749,9 +749,7 @@ fn web_oidc_sign_in_on_postgres() {
 
 /// Behind a reverse proxy the public URL is HTTPS and `Host` may be rewritten:
 /// cookies are `Secure`, and a form sent from the public origin is accepted.
-#[test]
-fn web_behind_a_proxy_uses_the_public_url() {
-    let db = TestDb::sqlite();
+fn behind_a_proxy(db: TestDb) {
     let mut cmd = db.command(&["serve", "--bootstrap", "--no-mcp", "--email", OWNER]);
     cmd.env("INVOICING_PUBLIC_URL", "https://invoicing.example");
     let server = Server::start_command(cmd);
@@ -784,4 +782,14 @@ fn web_behind_a_proxy_uses_the_public_url() {
         Some("https://invoicing.example.evil.test"),
     );
     assert_eq!(elsewhere.status, 403);
+}
+
+#[test]
+fn web_behind_a_proxy_uses_the_public_url_on_sqlite() {
+    behind_a_proxy(TestDb::sqlite());
+}
+
+#[test]
+fn web_behind_a_proxy_uses_the_public_url_on_postgres() {
+    behind_a_proxy(TestDb::postgres());
 }

@@ -377,7 +377,43 @@ db_test!(
         .execute(app.db.pool())
         .await
         .unwrap();
+        // Expired web sessions and day-old failed sign-ins go too; live ones stay.
+        let now = store::now_micros();
+        let day = 24 * 3600 * 1_000_000;
+        for (hash, expires) in [("expired", now - 1), ("live", now + day)] {
+            store::web::create_session(
+                &mut app.db.pool().acquire().await.unwrap(),
+                &store::web::NewSession {
+                    id_hash: hash,
+                    user_id: &app.a.user_id,
+                    company_id: Some(&app.a.company_id),
+                    csrf_token: "t",
+                    now: now - 2 * day,
+                    expires_at: expires,
+                },
+            )
+            .await
+            .unwrap();
+        }
+        let mut conn = app.db.pool().acquire().await.unwrap();
+        store::web::record_failure(&mut conn, "old", now - 2 * day)
+            .await
+            .unwrap();
+        store::web::record_failure(&mut conn, "recent", now)
+            .await
+            .unwrap();
+        drop(conn);
         w.run_until_idle().await.unwrap();
+        let sessions: Vec<String> = sqlx::query_scalar("SELECT id_hash FROM web_sessions")
+            .fetch_all(app.db.pool())
+            .await
+            .unwrap();
+        assert_eq!(sessions, ["live"]);
+        let failures: Vec<String> = sqlx::query_scalar("SELECT key_hash FROM web_sign_in_failures")
+            .fetch_all(app.db.pool())
+            .await
+            .unwrap();
+        assert_eq!(failures, ["recent"]);
         let left: Vec<String> = app
             .jobs(Some("test.count"))
             .await
