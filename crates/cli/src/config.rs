@@ -11,6 +11,9 @@ pub struct Settings {
     pub database_url: Option<String>,
     pub http_addr: Option<String>,
     pub data_dir: Option<PathBuf>,
+    /// Where receipts and report PDFs keep their bytes: unset for the database,
+    /// `s3://bucket/prefix` (credentials from `AWS_*`) or `file:///dir`.
+    pub storage_url: Option<String>,
     pub public_url: Option<String>,
     pub log_format: Option<String>,
     pub fx_url: Option<String>,
@@ -58,6 +61,10 @@ impl std::fmt::Debug for Settings {
             )
             .field("http_addr", &self.http_addr)
             .field("data_dir", &self.data_dir)
+            .field(
+                "storage_url",
+                &self.storage_url.as_deref().map(store::db::redact_url),
+            )
             .field("public_url", &self.public_url)
             .field("fx_url", &self.fx_url)
             .field("aeat_mode", &self.aeat_mode)
@@ -114,6 +121,9 @@ impl Settings {
         }
         if let Some(v) = env("INVOICING_DATA_DIR") {
             s.data_dir = Some(v.into());
+        }
+        if let Some(v) = env("INVOICING_STORAGE_URL") {
+            s.storage_url = Some(v);
         }
         if let Some(v) = env("INVOICING_PUBLIC_URL") {
             s.public_url = Some(v);

@@ -92,6 +92,20 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     }
     let db = store::Db::connect(&settings.database_url()).await?;
     db.migrate().await?;
+    let db = match settings.storage_url.as_deref() {
+        // Admin commands and migrations never touch file bytes: no need to reach the store.
+        Some(url) if matches!(cli.command, Command::Serve { .. } | Command::Worker { .. }) => {
+            let files = store::files::ObjectFiles::open(url)?;
+            files.check().await?;
+            let files = store::files::Files::Object(files);
+            tracing::info!(
+                storage = files.describe(),
+                "files are kept in the object store"
+            );
+            db.with_files(files)
+        }
+        _ => db,
+    };
     match cli.command {
         Command::Migrate => {
             tracing::info!("database migrated");

@@ -123,7 +123,9 @@ async fn member_password(ctx: Context, job: Job) -> Result<(), JobError> {
 }
 
 /// `jobs.prune`: deletes finished jobs past their retention, expired idempotency keys,
-/// expired web sessions and day-old failed sign-ins.
+/// expired web sessions and day-old failed sign-ins, and, with an object store, objects
+/// that no file row names any more (deleted receipts and reports, rolled-back uploads)
+/// once they are a day old.
 async fn prune(ctx: Context, _job: Job) -> Result<(), JobError> {
     const DAY: i64 = 24 * 3600 * 1_000_000;
     let now = store::now_micros();
@@ -142,6 +144,14 @@ async fn prune(ctx: Context, _job: Job) -> Result<(), JobError> {
         deleted = web,
         "pruned expired web sessions and old failed sign-ins"
     );
+    if let store::files::Files::Object(objects) = ctx.db.files() {
+        let sweep = objects.sweep_orphans(&mut conn, now - DAY).await?;
+        tracing::info!(
+            seen = sweep.seen,
+            deleted = sweep.deleted,
+            "swept orphaned objects from the file store"
+        );
+    }
     Ok(())
 }
 

@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
-use store::files::{DbFiles, FileStore};
+use store::files::FileStore;
 use store::jobs::{NewJob, ReportRender, kind};
 use store::reports::ReportRow;
 
@@ -82,7 +82,9 @@ async fn render(ctx: &Context, report_id: &str) -> Result<(), JobError> {
         })?;
 
     let mut tx = ctx.db.begin_write().await?;
-    let file_id = DbFiles
+    let file_id = ctx
+        .db
+        .files()
         .put(tx.conn(), &report.company_id, "application/pdf", &pdf)
         .await?;
     if !store::reports::finish(tx.conn(), report_id, &file_id, store::now_micros()).await? {

@@ -25,12 +25,15 @@ pub struct Db {
     /// SQLite allows one writer at a time; writers queue here instead of
     /// spinning on `SQLITE_BUSY`. PostgreSQL needs no such gate.
     write_gate: Option<Arc<Semaphore>>,
+    /// Where receipts and report PDFs keep their bytes.
+    files: crate::files::Files,
 }
 
 impl std::fmt::Debug for Db {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Db")
             .field("backend", &self.backend)
+            .field("files", &self.files.describe())
             .finish()
     }
 }
@@ -82,7 +85,19 @@ impl Db {
             pool,
             backend,
             write_gate: (backend == Backend::Sqlite).then(|| Arc::new(Semaphore::new(1))),
+            files: crate::files::Files::Database,
         })
+    }
+
+    /// The same database keeping file bytes in `files` (an object store, say).
+    pub fn with_files(mut self, files: crate::files::Files) -> Self {
+        self.files = files;
+        self
+    }
+
+    /// Where receipts and report PDFs keep their bytes.
+    pub fn files(&self) -> &crate::files::Files {
+        &self.files
     }
 
     /// Applies pending migrations (safe to run from several processes at once).

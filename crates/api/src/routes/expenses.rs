@@ -413,6 +413,7 @@ pub fn sniff(bytes: &[u8]) -> Option<&'static str> {
     request_body(content = Vec<u8>, content_type = "application/octet-stream", description = "The file's bytes"),
     responses((status = 200, body = Expense), crate::openapi::WriteErrors))]
 pub async fn put_receipt(
+    State(state): State<AppState>,
     caller: Caller,
     tx: Tx,
     Path(id): Path<String>,
@@ -432,7 +433,7 @@ pub async fn put_receipt(
     })?;
     let mut conn = tx.conn().await?;
     let mut row = load(&mut conn, &caller.company_id, &id).await?;
-    let files = store::files::DbFiles;
+    let files = state.db.files();
     let old = row.receipt_file_id.take();
     row.receipt_file_id = Some(
         files
@@ -452,6 +453,7 @@ pub async fn put_receipt(
     responses((status = 200, description = "The file", content_type = "application/octet-stream", body = Vec<u8>),
         crate::openapi::ReadErrors))]
 pub async fn get_receipt(
+    State(state): State<AppState>,
     caller: Caller,
     mut db: DbConn,
     Path(id): Path<String>,
@@ -460,7 +462,9 @@ pub async fn get_receipt(
     let file_id = row
         .receipt_file_id
         .ok_or_else(|| ApiError::NotFound("This expense has no receipt.".into()))?;
-    let file = store::files::DbFiles
+    let file = state
+        .db
+        .files()
         .get(&mut db, &caller.company_id, &file_id)
         .await?
         .ok_or_else(|| ApiError::not_found("receipt"))?;

@@ -303,7 +303,9 @@ pub async fn report_pdf(
         };
         return Err(ApiError::Conflict(why));
     };
-    let file = store::files::DbFiles
+    let file = state
+        .db
+        .files()
         .get(&mut conn, &report.company_id, file_id)
         .await?
         .ok_or_else(|| ApiError::not_found("report PDF"))?;

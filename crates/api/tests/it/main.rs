@@ -12,6 +12,7 @@ mod bad_input;
 mod company;
 mod docs;
 mod entities;
+mod files;
 mod fx;
 mod idempotency;
 mod invoices;

@@ -213,18 +213,35 @@ impl TestApp {
 
     /// The same, fetching exchange rates from `fx_url`.
     pub async fn with_fx(engine: Engine, fx_url: String) -> Self {
-        Self::with_config(engine, fx_url, api::aeat::Mode::Disabled).await
+        Self::with_config(engine, fx_url, api::aeat::Mode::Disabled, None).await
+    }
+
+    /// The same, keeping file bytes in the object store `storage_url` names.
+    pub async fn with_storage(engine: Engine, storage_url: &str) -> Self {
+        Self::with_config(
+            engine,
+            String::new(),
+            api::aeat::Mode::Disabled,
+            Some(storage_url),
+        )
+        .await
     }
 
     /// The same, with records of Spanish issuers sent to the AEAT in `aeat_mode`.
     pub async fn with_aeat(engine: Engine, aeat_mode: api::aeat::Mode) -> Self {
-        Self::with_config(engine, String::new(), aeat_mode).await
+        Self::with_config(engine, String::new(), aeat_mode, None).await
     }
 
-    async fn with_config(engine: Engine, fx_url: String, aeat_mode: api::aeat::Mode) -> Self {
+    async fn with_config(
+        engine: Engine,
+        fx_url: String,
+        aeat_mode: api::aeat::Mode,
+        storage_url: Option<&str>,
+    ) -> Self {
         let (url, cleanup) = fresh_database(engine).await;
         let db = Db::connect(&url).await.expect("connect");
         db.migrate().await.expect("migrate");
+        let db = db.with_files(store::files::Files::open(storage_url).expect("file store"));
         let clock: Arc<Mutex<Option<DateTime<Utc>>>> = Arc::new(Mutex::new(None));
         let read = clock.clone();
         let state = AppState::new(

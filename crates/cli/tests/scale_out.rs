@@ -1,0 +1,333 @@
+//! Scale-out: two `serve` processes and a separate `worker` on one database, with files
+//! in an S3-compatible object store (moto's server mode, from tests/requirements.txt).
+//! What one process writes, the others serve: receipts, report PDFs rendered by the
+//! worker, and gapless invoice numbers.
+
+mod common;
+
+use std::{
+    net::TcpListener,
+    process::{Child, Command, Stdio},
+    time::{Duration, Instant},
+};
+
+use common::*;
+use serde_json::{Value, json};
+
+/// A moto S3 server on a free port, killed on drop.
+struct S3 {
+    child: Child,
+    endpoint: String,
+}
+
+impl S3 {
+    fn start() -> Self {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("free port")
+            .port();
+        let child = Command::new(python())
+            .args([
+                "-m",
+                "moto.server",
+                "-H",
+                "127.0.0.1",
+                "-p",
+                &port.to_string(),
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start moto (tests/requirements.txt installs it)");
+        let endpoint = format!("http://127.0.0.1:{port}");
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while agent().get(&endpoint).call().is_err() {
+            assert!(Instant::now() < deadline, "moto did not start within 60 s");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Self { child, endpoint }
+    }
+
+    fn create_bucket(&self, bucket: &str) {
+        let r = agent()
+            .put(&format!("{}/{bucket}", self.endpoint))
+            .send_empty()
+            .expect("create bucket");
+        assert_eq!(r.status().as_u16(), 200);
+    }
+
+    /// The keys of the bucket under `prefix`.
+    fn keys(&self, bucket: &str, prefix: &str) -> Vec<String> {
+        let mut r = agent()
+            .get(&format!(
+                "{}/{bucket}?list-type=2&prefix={prefix}",
+                self.endpoint
+            ))
+            .call()
+            .expect("list bucket");
+        let xml = r.body_mut().read_to_string().expect("listing");
+        xml.split("<Key>")
+            .skip(1)
+            .filter_map(|k| k.split("</Key>").next())
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// Sets what a service process needs to reach this server.
+    fn configure(&self, cmd: &mut Command, storage_url: &str) {
+        cmd.env("INVOICING_STORAGE_URL", storage_url)
+            .env("AWS_ENDPOINT_URL", &self.endpoint)
+            .env("AWS_ALLOW_HTTP", "true")
+            .env("AWS_ACCESS_KEY_ID", "test-key")
+            .env("AWS_SECRET_ACCESS_KEY", "test-secret")
+            .env("AWS_DEFAULT_REGION", "us-east-1");
+    }
+}
+
+impl Drop for S3 {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+struct Client {
+    token: String,
+    proof: String,
+}
+
+impl Client {
+    fn call(&self, base: &str, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
+        let url = format!("{base}{path}");
+        let auth = format!("Bearer {}", self.token);
+        let http = agent();
+        let mut resp = match (method, body) {
+            ("GET", _) => http
+                .get(&url)
+                .header("Authorization", &auth)
+                .header("X-Human-Proof", &self.proof)
+                .call(),
+            ("POST", Some(b)) => http
+                .post(&url)
+                .header("Authorization", &auth)
+                .header("X-Human-Proof", &self.proof)
+                .send_json(b),
+            ("POST", None) => http
+                .post(&url)
+                .header("Authorization", &auth)
+                .header("X-Human-Proof", &self.proof)
+                .send_empty(),
+            other => unreachable!("{other:?}"),
+        }
+        .expect("request");
+        let status = resp.status().as_u16();
+        let text = resp.body_mut().read_to_string().unwrap_or_default();
+        (
+            status,
+            serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        )
+    }
+
+    fn bytes(
+        &self,
+        base: &str,
+        method: &str,
+        path: &str,
+        body: Option<&[u8]>,
+    ) -> (u16, String, Vec<u8>) {
+        let url = format!("{base}{path}");
+        let auth = format!("Bearer {}", self.token);
+        let http = agent();
+        let mut resp = match body {
+            Some(b) => http
+                .put(&url)
+                .header("Authorization", &auth)
+                .header("X-Human-Proof", &self.proof)
+                .header("Content-Type", "application/octet-stream")
+                .send(b),
+            None => {
+                assert_eq!(method, "GET");
+                http.get(&url)
+                    .header("Authorization", &auth)
+                    .header("X-Human-Proof", &self.proof)
+                    .call()
+            }
+        }
+        .expect("request");
+        let status = resp.status().as_u16();
+        let content_type = resp
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned();
+        let body = resp.body_mut().read_to_vec().expect("body");
+        (status, content_type, body)
+    }
+}
+
+fn two_servers_and_a_worker_share_an_object_store(db: TestDb) {
+    let s3 = S3::start();
+    let bucket = format!("invoicing-{}", uuid::Uuid::new_v4().simple());
+    s3.create_bucket(&bucket);
+    let storage = format!("s3://{bucket}/tenant-files");
+
+    let (ok, _, stderr) = run(&db, &["migrate"]);
+    assert!(ok, "{stderr}");
+    let (ok, boot, stderr) = run(
+        &db,
+        &[
+            "admin",
+            "bootstrap",
+            "--company-name",
+            "Scale Ltd",
+            "--email",
+            "owner@scale.test",
+        ],
+    );
+    assert!(ok, "{stderr}");
+    let company = boot["company_id"].as_str().unwrap().to_owned();
+    let me = Client {
+        token: boot["token"].as_str().unwrap().to_owned(),
+        proof: boot["human_proof"].as_str().unwrap().to_owned(),
+    };
+
+    // A store the service cannot use stops it at start, saying which and why.
+    let mut cmd = db.command(&["serve", "--no-worker", "--no-mcp"]);
+    s3.configure(&mut cmd, "s3://no-such-bucket/files");
+    let out = cmd.output().expect("run serve");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("object store s3://no-such-bucket/files is not usable"),
+        "{stderr}"
+    );
+
+    let start = |args: &[&str]| {
+        let mut cmd = db.command(args);
+        s3.configure(&mut cmd, &storage);
+        cmd
+    };
+    let server_a = Server::start_command(start(&["serve", "--no-worker", "--no-mcp"]));
+    let server_b = Server::start_command(start(&["serve", "--no-worker", "--no-mcp"]));
+    let mut worker = start(&["worker"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start worker");
+    let (a, b) = (server_a.base.clone(), server_b.base.clone());
+
+    // Settle the company through A; B sees it at once.
+    let (s, r) = me.call(
+        &a,
+        "POST",
+        "/v1/company/registration",
+        Some(json!({"name": "Scale Ltd", "fiscal_id": "IE6388047V", "email": "b@scale.test",
+            "phone": "1", "address": {"lines": ["1 St"], "zipcode": "D1", "city": "Dublin", "country": "IE"}})),
+    );
+    assert_eq!(s, 200, "{r}");
+    let (_, docs) = me.call(&b, "GET", "/v1/agreements", None);
+    for d in docs["data"].as_array().unwrap() {
+        let path = format!("/v1/agreements/{}/accept", d["id"].as_str().unwrap());
+        let (s, r) = me.call(&b, "POST", &path, None);
+        assert_eq!(s, 200, "{r}");
+    }
+
+    // A receipt uploaded to A is served by B, byte for byte, from the bucket.
+    let (s, supplier) = me.call(
+        &a,
+        "POST",
+        "/v1/entities",
+        Some(json!({"name": "Paper Ltd", "type": "IE:LTD", "address": {"country": "IE"}})),
+    );
+    assert_eq!(s, 201, "{supplier}");
+    let (s, expense) = me.call(
+        &a,
+        "POST",
+        "/v1/expenses",
+        Some(
+            json!({"supplier_id": supplier["id"], "invoice_reference": "P-1",
+            "lines": [{"concept": "Paper", "subtotal": 4200}]}),
+        ),
+    );
+    assert_eq!(s, 201, "{expense}");
+    let receipt = format!("/v1/expenses/{}/receipt", expense["id"].as_str().unwrap());
+    let png = b"\x89PNG\r\n\x1a\n-till receipt".to_vec();
+    let (s, _, body) = me.bytes(&a, "PUT", &receipt, Some(&png));
+    assert_eq!(s, 200, "{}", String::from_utf8_lossy(&body));
+    let (s, content_type, got) = me.bytes(&b, "GET", &receipt, None);
+    assert_eq!(s, 200);
+    assert_eq!(content_type, "image/png");
+    assert_eq!(got, png);
+    let keys = s3.keys(&bucket, &format!("tenant-files/{company}/"));
+    assert_eq!(keys.len(), 1, "{keys:?}");
+
+    // Invoices issued through both servers share one gapless sequence.
+    let (s, customer) = me.call(
+        &b,
+        "POST",
+        "/v1/entities",
+        Some(json!({"name": "Customer Ltd", "type": "IE:LTD", "address": {"country": "IE"}})),
+    );
+    assert_eq!(s, 201, "{customer}");
+    let mut numbers = Vec::new();
+    for n in 0..10 {
+        let (base, other) = if n % 2 == 0 { (&a, &b) } else { (&b, &a) };
+        let (s, d) = me.call(
+            base,
+            "POST",
+            "/v1/invoices",
+            Some(json!({"recipient_id": customer["id"], "lines": [{"concept": "Work", "unit_price": 1000 + n}]})),
+        );
+        assert_eq!(s, 201, "{d}");
+        let path = format!("/v1/invoices/{}/issue", d["id"].as_str().unwrap());
+        let (s, inv) = me.call(other, "POST", &path, None);
+        assert_eq!(s, 200, "{inv}");
+        numbers.push(inv["invoice_number"].as_i64().unwrap());
+    }
+    assert_eq!(numbers, (1..=10).collect::<Vec<_>>());
+
+    // A report asked of B is rendered by the worker into the bucket and downloaded from A.
+    let (s, created) = me.call(
+        &b,
+        "POST",
+        "/v1/reports",
+        Some(
+            json!({"report_type": "business_overview", "period_start": "2026-01-01T00:00:00Z",
+            "period_end": "2027-01-01T00:00:00Z"}),
+        ),
+    );
+    assert_eq!(s, 201, "{created}");
+    let report = created["data"][0]["id"].as_str().unwrap().to_owned();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let (_, r) = me.call(&a, "GET", &format!("/v1/reports/{report}"), None);
+        if r["status"] == "ready" {
+            break;
+        }
+        assert_ne!(r["status"], "failed", "{r}");
+        assert!(Instant::now() < deadline, "the report is not ready: {r}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (s, content_type, pdf) = me.bytes(&a, "GET", &format!("/v1/reports/{report}/pdf"), None);
+    assert_eq!(s, 200);
+    assert_eq!(content_type, "application/pdf");
+    assert!(pdf.starts_with(b"%PDF"));
+    let keys = s3.keys(&bucket, &format!("tenant-files/{company}/"));
+    assert_eq!(keys.len(), 2, "the receipt and the report: {keys:?}");
+
+    let _ = worker.kill();
+    let _ = worker.wait();
+    assert!(server_a.stop().success());
+    assert!(server_b.stop().success());
+}
+
+#[test]
+fn two_servers_and_a_worker_share_an_object_store_on_postgres() {
+    two_servers_and_a_worker_share_an_object_store(TestDb::postgres());
+}
+
+#[test]
+fn two_servers_and_a_worker_share_an_object_store_on_sqlite() {
+    two_servers_and_a_worker_share_an_object_store(TestDb::sqlite());
+}
