@@ -10,6 +10,7 @@
 //! [--seconds N] [--concurrency C] [--warmup W]` drives one scenario with C threads
 //! (each on its own keep-alive connection, spread over the companies), after W untimed
 //! requests, and prints one JSON line: requests, errors, throughput, p50 and p99 latency.
+//! `--base URL1,URL2` spreads the clients over several server processes.
 //!
 //! `loadgen seed-bulk` fills one company with many issued invoices straight into the
 //! database (see `bulk.rs`) and prints the same kind of line.
@@ -321,7 +322,14 @@ fn op(
 }
 
 fn run(args: &[String]) -> anyhow::Result<()> {
-    let base = need(args, "--base")?;
+    // Several servers behind one address: `--base URL1,URL2` sends each client to one of
+    // them in turn, as a round-robin load balancer would.
+    let bases: Vec<String> = need(args, "--base")?
+        .split(',')
+        .map(|b| b.trim().trim_end_matches('/').to_owned())
+        .filter(|b| !b.is_empty())
+        .collect();
+    anyhow::ensure!(!bases.is_empty(), "--base names no server");
     let scenario = need(args, "--scenario")?;
     let seconds: u64 = arg(args, "--seconds").map_or(Ok(5), |s| s.parse())?;
     let concurrency: usize = arg(args, "--concurrency").map_or(Ok(8), |s| s.parse())?;
@@ -355,7 +363,7 @@ fn run(args: &[String]) -> anyhow::Result<()> {
         let mut timer = None;
         op(
             &http,
-            &base,
+            &bases[i % bases.len()],
             &companies[i % companies.len()],
             &scenario,
             i,
@@ -367,7 +375,7 @@ fn run(args: &[String]) -> anyhow::Result<()> {
     let workers: Vec<_> = (0..concurrency)
         .map(|t| {
             let (base, scenario, c) = (
-                base.clone(),
+                bases[t % bases.len()].clone(),
                 scenario.clone(),
                 companies[t % companies.len()].clone(),
             );
