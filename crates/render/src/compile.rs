@@ -29,6 +29,29 @@ const STACK_BYTES: usize = 16 * 1024 * 1024;
 
 static ABANDONED: AtomicUsize = AtomicUsize::new(0);
 static RENDERS: AtomicUsize = AtomicUsize::new(0);
+/// Document data rendered since Typst's memo cache was last cleared, in bytes.
+static SINCE_CLEAR: AtomicUsize = AtomicUsize::new(0);
+
+/// How much document data may pass through the memo cache before it is cleared. The
+/// cache keeps every layout it made until evicted; a 500-line invoice leaves tens of MiB,
+/// and a server going round a few dozen of them held over 600 MiB. New documents gain
+/// little from it (a new one-page invoice renders in the same time either way), so it is
+/// cleared often: after about 1 MiB of data, i.e. a few hundred one-page invoices or a
+/// handful of long ones.
+const CLEAR_AFTER_BYTES: usize = 128 * 1024;
+
+/// Bounds Typst's per-process memo cache after a render of `weight` bytes of data.
+fn evict_memo_cache(weight: usize) {
+    let since = SINCE_CLEAR.fetch_add(weight, Ordering::Relaxed) + weight;
+    if since >= CLEAR_AFTER_BYTES {
+        SINCE_CLEAR.store(0, Ordering::Relaxed);
+        typst::comemo::evict(0);
+    } else if RENDERS.fetch_add(1, Ordering::Relaxed) % 10 == 9 {
+        // Between clears, every tenth render drops what the last few dozen did not use
+        // (evicting costs about a millisecond).
+        typst::comemo::evict(3);
+    }
+}
 
 const RUNNING: u8 = 0;
 const FINISHED: u8 = 1;
@@ -40,10 +63,12 @@ pub struct Snippets {
     pub files: Vec<(typst::syntax::FileId, Prepared)>,
 }
 
-/// Compiles the sandbox to PDF bytes within `timeout`.
+/// Compiles the sandbox to PDF bytes within `timeout`; `weight` is the size of the
+/// document's data, which paces the clearing of Typst's memo cache.
 pub fn to_pdf(
     world: Sandbox,
     snippets: Snippets,
+    weight: usize,
     timestamp: Option<Timestamp>,
     timeout: Duration,
 ) -> Result<Vec<u8>, RenderError> {
@@ -61,11 +86,7 @@ pub fn to_pdf(
             // Dropped last, also when Typst panics: settles the abandoned count.
             let _finished = Finished(worker_state);
             let result = compile(&world, &snippets, timestamp);
-            // Bound Typst's per-process memo cache: every tenth render, drop what the last
-            // few dozen renders did not use (evicting costs about a millisecond).
-            if RENDERS.fetch_add(1, Ordering::Relaxed) % 10 == 9 {
-                typst::comemo::evict(3);
-            }
+            evict_memo_cache(weight);
             let _ = tx.send(result);
         });
     if let Err(err) = spawned {

@@ -75,6 +75,7 @@ pub fn render_invoice_with(doc: &InvoiceDocument, limits: &Limits) -> Result<Vec
         DocumentKind::Proforma => world::PROFORMA_PATH,
         DocumentKind::Invoice | DocumentKind::CorrectiveInvoice => world::INVOICE_PATH,
     };
+    let weight = data.len();
     let mut sandbox = world::Sandbox::new(main, doc.issue_date);
     sandbox.add_file(world::DATA_PATH, data);
     if let Some(qr) = &doc.qr {
@@ -93,7 +94,13 @@ pub fn render_invoice_with(doc: &InvoiceDocument, limits: &Limits) -> Result<Vec
             snippets.files.push((id, prepared));
         }
     }
-    compile::to_pdf(sandbox, snippets, timestamp(doc.issue_date), limits.timeout)
+    compile::to_pdf(
+        sandbox,
+        snippets,
+        weight,
+        timestamp(doc.issue_date),
+        limits.timeout,
+    )
 }
 
 /// Renders a business report from its view: a JSON-serializable value whose every text is
@@ -108,10 +115,11 @@ pub fn render_report(
 ) -> Result<Vec<u8>, RenderError> {
     let data = serde_json::to_vec(view)
         .map_err(|err| RenderError::Internal(format!("cannot serialize the report: {err}")))?;
+    let weight = data.len();
     let mut sandbox = world::Sandbox::new(world::REPORT_PATH, date);
     sandbox.add_file(world::DATA_PATH, data);
     let snippets = compile::Snippets { files: Vec::new() };
-    compile::to_pdf(sandbox, snippets, timestamp(date), limits.timeout)
+    compile::to_pdf(sandbox, snippets, weight, timestamp(date), limits.timeout)
 }
 
 /// Checks a company snippet before it is saved: size, placeholders, syntax, sandbox, time.
