@@ -8,42 +8,6 @@ use std::collections::HashMap;
 use common::*;
 use serde_json::{Value, json};
 
-struct Company {
-    token: String,
-    proof: String,
-}
-
-fn call(base: &str, c: &Company, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
-    let http = agent();
-    let url = format!("{base}{path}");
-    let auth = format!("Bearer {}", c.token);
-    let mut resp = match (method, body) {
-        ("GET", _) => http
-            .get(&url)
-            .header("Authorization", &auth)
-            .header("X-Human-Proof", &c.proof)
-            .call(),
-        ("POST", Some(b)) => http
-            .post(&url)
-            .header("Authorization", &auth)
-            .header("X-Human-Proof", &c.proof)
-            .send_json(b),
-        ("POST", None) => http
-            .post(&url)
-            .header("Authorization", &auth)
-            .header("X-Human-Proof", &c.proof)
-            .send_empty(),
-        _ => unreachable!(),
-    }
-    .expect("request");
-    let status = resp.status().as_u16();
-    let text = resp.body_mut().read_to_string().unwrap_or_default();
-    (
-        status,
-        serde_json::from_str(&text).unwrap_or(Value::String(text)),
-    )
-}
-
 fn issue_concurrently(db: TestDb) {
     let (ok, _, stderr) = run(&db, &["migrate"]);
     assert!(ok, "{stderr}");

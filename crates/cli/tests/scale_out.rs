@@ -12,7 +12,7 @@ use std::{
 };
 
 use common::*;
-use serde_json::{Value, json};
+use serde_json::json;
 
 /// A moto S3 server on a free port, killed on drop.
 struct S3 {
@@ -91,79 +91,42 @@ impl Drop for S3 {
     }
 }
 
-struct Client {
-    token: String,
-    proof: String,
-}
-
-impl Client {
-    fn call(&self, base: &str, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
-        let url = format!("{base}{path}");
-        let auth = format!("Bearer {}", self.token);
-        let http = agent();
-        let mut resp = match (method, body) {
-            ("GET", _) => http
-                .get(&url)
+/// A request with raw bytes (a PUT body, or a GET): status, content type and body.
+fn bytes(
+    base: &str,
+    who: &Company,
+    method: &str,
+    path: &str,
+    body: Option<&[u8]>,
+) -> (u16, String, Vec<u8>) {
+    let url = format!("{base}{path}");
+    let auth = format!("Bearer {}", who.token);
+    let http = agent();
+    let mut resp = match body {
+        Some(b) => http
+            .put(&url)
+            .header("Authorization", &auth)
+            .header("X-Human-Proof", &who.proof)
+            .header("Content-Type", "application/octet-stream")
+            .send(b),
+        None => {
+            assert_eq!(method, "GET");
+            http.get(&url)
                 .header("Authorization", &auth)
-                .header("X-Human-Proof", &self.proof)
-                .call(),
-            ("POST", Some(b)) => http
-                .post(&url)
-                .header("Authorization", &auth)
-                .header("X-Human-Proof", &self.proof)
-                .send_json(b),
-            ("POST", None) => http
-                .post(&url)
-                .header("Authorization", &auth)
-                .header("X-Human-Proof", &self.proof)
-                .send_empty(),
-            other => unreachable!("{other:?}"),
+                .header("X-Human-Proof", &who.proof)
+                .call()
         }
-        .expect("request");
-        let status = resp.status().as_u16();
-        let text = resp.body_mut().read_to_string().unwrap_or_default();
-        (
-            status,
-            serde_json::from_str(&text).unwrap_or(Value::String(text)),
-        )
     }
-
-    fn bytes(
-        &self,
-        base: &str,
-        method: &str,
-        path: &str,
-        body: Option<&[u8]>,
-    ) -> (u16, String, Vec<u8>) {
-        let url = format!("{base}{path}");
-        let auth = format!("Bearer {}", self.token);
-        let http = agent();
-        let mut resp = match body {
-            Some(b) => http
-                .put(&url)
-                .header("Authorization", &auth)
-                .header("X-Human-Proof", &self.proof)
-                .header("Content-Type", "application/octet-stream")
-                .send(b),
-            None => {
-                assert_eq!(method, "GET");
-                http.get(&url)
-                    .header("Authorization", &auth)
-                    .header("X-Human-Proof", &self.proof)
-                    .call()
-            }
-        }
-        .expect("request");
-        let status = resp.status().as_u16();
-        let content_type = resp
-            .headers()
-            .get("content-type")
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or_default()
-            .to_owned();
-        let body = resp.body_mut().read_to_vec().expect("body");
-        (status, content_type, body)
-    }
+    .expect("request");
+    let status = resp.status().as_u16();
+    let content_type = resp
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    let body = resp.body_mut().read_to_vec().expect("body");
+    (status, content_type, body)
 }
 
 fn two_servers_and_a_worker_share_an_object_store(db: TestDb) {
@@ -187,7 +150,7 @@ fn two_servers_and_a_worker_share_an_object_store(db: TestDb) {
     );
     assert!(ok, "{stderr}");
     let company = boot["company_id"].as_str().unwrap().to_owned();
-    let me = Client {
+    let me = Company {
         token: boot["token"].as_str().unwrap().to_owned(),
         proof: boot["human_proof"].as_str().unwrap().to_owned(),
     };
@@ -218,31 +181,36 @@ fn two_servers_and_a_worker_share_an_object_store(db: TestDb) {
     let (a, b) = (server_a.base.clone(), server_b.base.clone());
 
     // Settle the company through A; B sees it at once.
-    let (s, r) = me.call(
+    let (s, r) = call(
         &a,
+        &me,
         "POST",
         "/v1/company/registration",
-        Some(json!({"name": "Scale Ltd", "fiscal_id": "IE6388047V", "email": "b@scale.test",
-            "phone": "1", "address": {"lines": ["1 St"], "zipcode": "D1", "city": "Dublin", "country": "IE"}})),
+        Some(
+            json!({"name": "Scale Ltd", "fiscal_id": "IE6388047V", "email": "b@scale.test",
+            "phone": "1", "address": {"lines": ["1 St"], "zipcode": "D1", "city": "Dublin", "country": "IE"}}),
+        ),
     );
     assert_eq!(s, 200, "{r}");
-    let (_, docs) = me.call(&b, "GET", "/v1/agreements", None);
+    let (_, docs) = call(&b, &me, "GET", "/v1/agreements", None);
     for d in docs["data"].as_array().unwrap() {
         let path = format!("/v1/agreements/{}/accept", d["id"].as_str().unwrap());
-        let (s, r) = me.call(&b, "POST", &path, None);
+        let (s, r) = call(&b, &me, "POST", &path, None);
         assert_eq!(s, 200, "{r}");
     }
 
     // A receipt uploaded to A is served by B, byte for byte, from the bucket.
-    let (s, supplier) = me.call(
+    let (s, supplier) = call(
         &a,
+        &me,
         "POST",
         "/v1/entities",
         Some(json!({"name": "Paper Ltd", "type": "IE:LTD", "address": {"country": "IE"}})),
     );
     assert_eq!(s, 201, "{supplier}");
-    let (s, expense) = me.call(
+    let (s, expense) = call(
         &a,
+        &me,
         "POST",
         "/v1/expenses",
         Some(
@@ -253,9 +221,9 @@ fn two_servers_and_a_worker_share_an_object_store(db: TestDb) {
     assert_eq!(s, 201, "{expense}");
     let receipt = format!("/v1/expenses/{}/receipt", expense["id"].as_str().unwrap());
     let png = b"\x89PNG\r\n\x1a\n-till receipt".to_vec();
-    let (s, _, body) = me.bytes(&a, "PUT", &receipt, Some(&png));
+    let (s, _, body) = bytes(&a, &me, "PUT", &receipt, Some(&png));
     assert_eq!(s, 200, "{}", String::from_utf8_lossy(&body));
-    let (s, content_type, got) = me.bytes(&b, "GET", &receipt, None);
+    let (s, content_type, got) = bytes(&b, &me, "GET", &receipt, None);
     assert_eq!(s, 200);
     assert_eq!(content_type, "image/png");
     assert_eq!(got, png);
@@ -263,8 +231,9 @@ fn two_servers_and_a_worker_share_an_object_store(db: TestDb) {
     assert_eq!(keys.len(), 1, "{keys:?}");
 
     // Invoices issued through both servers share one gapless sequence.
-    let (s, customer) = me.call(
+    let (s, customer) = call(
         &b,
+        &me,
         "POST",
         "/v1/entities",
         Some(json!({"name": "Customer Ltd", "type": "IE:LTD", "address": {"country": "IE"}})),
@@ -273,23 +242,27 @@ fn two_servers_and_a_worker_share_an_object_store(db: TestDb) {
     let mut numbers = Vec::new();
     for n in 0..10 {
         let (base, other) = if n % 2 == 0 { (&a, &b) } else { (&b, &a) };
-        let (s, d) = me.call(
+        let (s, d) = call(
             base,
+            &me,
             "POST",
             "/v1/invoices",
-            Some(json!({"recipient_id": customer["id"], "lines": [{"concept": "Work", "unit_price": 1000 + n}]})),
+            Some(
+                json!({"recipient_id": customer["id"], "lines": [{"concept": "Work", "unit_price": 1000 + n}]}),
+            ),
         );
         assert_eq!(s, 201, "{d}");
         let path = format!("/v1/invoices/{}/issue", d["id"].as_str().unwrap());
-        let (s, inv) = me.call(other, "POST", &path, None);
+        let (s, inv) = call(other, &me, "POST", &path, None);
         assert_eq!(s, 200, "{inv}");
         numbers.push(inv["invoice_number"].as_i64().unwrap());
     }
     assert_eq!(numbers, (1..=10).collect::<Vec<_>>());
 
     // A report asked of B is rendered by the worker into the bucket and downloaded from A.
-    let (s, created) = me.call(
+    let (s, created) = call(
         &b,
+        &me,
         "POST",
         "/v1/reports",
         Some(
@@ -301,7 +274,7 @@ fn two_servers_and_a_worker_share_an_object_store(db: TestDb) {
     let report = created["data"][0]["id"].as_str().unwrap().to_owned();
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        let (_, r) = me.call(&a, "GET", &format!("/v1/reports/{report}"), None);
+        let (_, r) = call(&a, &me, "GET", &format!("/v1/reports/{report}"), None);
         if r["status"] == "ready" {
             break;
         }
@@ -309,7 +282,7 @@ fn two_servers_and_a_worker_share_an_object_store(db: TestDb) {
         assert!(Instant::now() < deadline, "the report is not ready: {r}");
         std::thread::sleep(Duration::from_millis(100));
     }
-    let (s, content_type, pdf) = me.bytes(&a, "GET", &format!("/v1/reports/{report}/pdf"), None);
+    let (s, content_type, pdf) = bytes(&a, &me, "GET", &format!("/v1/reports/{report}/pdf"), None);
     assert_eq!(s, 200);
     assert_eq!(content_type, "application/pdf");
     assert!(pdf.starts_with(b"%PDF"));
