@@ -45,6 +45,20 @@ pub async fn get(conn: &mut AnyConnection, company_id: &str) -> sqlx::Result<Opt
     .await
 }
 
+/// The company's legal form (`ES:SL`, `IE:LTD`...), `None` inside when it has none
+/// yet; `None` outside when there is no such company.
+pub async fn company_type(
+    conn: &mut AnyConnection,
+    company_id: &str,
+) -> sqlx::Result<Option<Option<String>>> {
+    let row: Option<(Option<String>,)> =
+        sqlx::query_as("SELECT company_type FROM companies WHERE id = $1")
+            .bind(company_id)
+            .fetch_optional(conn)
+            .await?;
+    Ok(row.map(|(t,)| t))
+}
+
 /// Data for a new company; everything else takes the schema defaults.
 #[derive(Debug, Clone)]
 pub struct NewCompany<'a> {

@@ -388,27 +388,26 @@ pub(crate) async fn language(
     conn: &mut sqlx::AnyConnection,
     company_id: &str,
 ) -> ApiResult<String> {
-    let c = company(conn, company_id).await?;
-    Ok(
-        if c.company_type
-            .as_deref()
-            .is_some_and(|t| t.starts_with("ES:"))
-        {
-            "es".into()
-        } else {
-            "en".into()
-        },
-    )
+    // One column, not the company row: every invoice read asks this.
+    let company_type = store::companies::company_type(conn, company_id)
+        .await?
+        .ok_or_else(|| ApiError::not_found("company"))?;
+    let spanish = company_type
+        .as_deref()
+        .is_some_and(|t| t.starts_with("ES:"));
+    Ok(if spanish { "es" } else { "en" }.into())
 }
 
 /// The API view of a stored invoice.
 pub(crate) fn view(r: store::invoices::InvoiceRow, lang: &str) -> Invoice {
     let payment_status = payments::payment_status(&r, store::now_micros()).map(str::to_owned);
     let lines: Vec<domain::invoice::Line> = serde_json::from_str(&r.lines_json).unwrap_or_default();
-    let spanish = r
+    let issuer: Option<serde_json::Value> = r
         .issuer_snapshot_json
         .as_deref()
-        .and_then(|s| serde_json::from_str::<serde_json::Value>(s).ok())
+        .and_then(|s| serde_json::from_str(s).ok());
+    let spanish = issuer
+        .as_ref()
         .map(|v| v["type"].as_str().is_some_and(|t| t.starts_with("ES:")))
         .unwrap_or(lang == "es");
     Invoice {
@@ -420,10 +419,7 @@ pub(crate) fn view(r: store::invoices::InvoiceRow, lang: &str) -> Invoice {
             .unwrap_or_default(),
         exchange_rates: serde_json::from_str(&r.exchange_rates_json).unwrap_or_default(),
         bank_accounts: serde_json::from_str(&r.bank_accounts_json).unwrap_or_default(),
-        issuer: r
-            .issuer_snapshot_json
-            .as_deref()
-            .and_then(|s| serde_json::from_str(s).ok()),
+        issuer,
         recipient: r
             .recipient_snapshot_json
             .as_deref()
