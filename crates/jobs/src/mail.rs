@@ -12,7 +12,7 @@ use std::{path::PathBuf, time::Duration};
 
 use crate::JobError;
 use lettre::{
-    AsyncFileTransport, AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor,
+    AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor,
     message::{Mailbox, MultiPart, SinglePart, header},
 };
 
@@ -62,7 +62,7 @@ impl std::fmt::Debug for OutgoingMail {
 
 enum Transport {
     Smtp(AsyncSmtpTransport<Tokio1Executor>),
-    File(AsyncFileTransport<Tokio1Executor>, PathBuf),
+    File(PathBuf),
 }
 
 /// Sends mail through the configured transport.
@@ -95,10 +95,7 @@ impl Mailer {
                     .timeout(Some(Duration::from_secs(30)))
                     .build(),
             ),
-            None => Transport::File(
-                AsyncFileTransport::new(&config.outbox_dir),
-                config.outbox_dir.clone(),
-            ),
+            None => Transport::File(config.outbox_dir.clone()),
         };
         Ok(Self {
             transport,
@@ -111,7 +108,7 @@ impl Mailer {
     pub fn describe(&self) -> String {
         match &self.transport {
             Transport::Smtp(_) => "SMTP (INVOICING_SMTP_URL)".to_owned(),
-            Transport::File(_, dir) => format!(".eml files in {}", dir.display()),
+            Transport::File(dir) => format!(".eml files in {}", dir.display()),
         }
     }
 
@@ -152,13 +149,59 @@ impl Mailer {
                     JobError::Transient(e.into())
                 }
             }),
-            Transport::File(file, dir) => {
-                tokio::fs::create_dir_all(dir).await.map_err(|e| {
-                    anyhow::anyhow!("cannot create the outbox {}: {e}", dir.display())
-                })?;
-                file.send(message).await.map_err(anyhow::Error::from)?;
-                Ok(())
-            }
+            Transport::File(dir) => Ok(write_eml(dir, &message.formatted()).await?),
         }
+    }
+}
+
+/// Writes one message as `<dir>/<uuid>.eml`, whole or not at all: the bytes go to a hidden
+/// temporary file, reach the disk, and only then take their name, so whoever picks mail
+/// up from the outbox never reads half a message (and a crash leaves no `.eml` stub).
+async fn write_eml(dir: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
+    use tokio::io::AsyncWriteExt as _;
+    let context = |what: &str, e: std::io::Error| {
+        anyhow::anyhow!("cannot {what} in the outbox {}: {e}", dir.display())
+    };
+    tokio::fs::create_dir_all(dir)
+        .await
+        .map_err(|e| context("create the directory", e))?;
+    let name = uuid::Uuid::new_v4();
+    let temporary = dir.join(format!(".{name}.eml.tmp"));
+    let mut file = tokio::fs::File::create(&temporary)
+        .await
+        .map_err(|e| context("create a message", e))?;
+    let written = async {
+        file.write_all(bytes).await?;
+        file.sync_all().await?;
+        tokio::fs::rename(&temporary, dir.join(format!("{name}.eml"))).await
+    }
+    .await;
+    if let Err(e) = written {
+        let _ = tokio::fs::remove_file(&temporary).await;
+        return Err(context("write a message", e));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[tokio::test]
+    async fn an_outbox_message_appears_whole_under_its_final_name_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let outbox = dir.path().join("outbox");
+        super::write_eml(&outbox, b"To: a@example.com\r\n\r\nHello")
+            .await
+            .unwrap();
+        let names: Vec<String> = std::fs::read_dir(&outbox)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names.len(), 1, "{names:?}");
+        assert!(
+            names[0].ends_with(".eml") && !names[0].starts_with('.'),
+            "{names:?}"
+        );
+        let text = std::fs::read_to_string(outbox.join(&names[0])).unwrap();
+        assert_eq!(text, "To: a@example.com\r\n\r\nHello");
     }
 }
