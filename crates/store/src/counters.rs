@@ -5,7 +5,7 @@ use sqlx::AnyConnection;
 /// Takes the next number of a series in a year, starting at `first` for a new year.
 ///
 /// Must run inside the transaction that uses the number: if that transaction
-/// rolls back, so does the counter, so numbers have no gaps. The `UPDATE`
+/// rolls back, so does the counter, so numbers have no gaps. The upsert
 /// holds the counter row's lock until commit, so concurrent issuers (even in
 /// other processes) queue and never share a number.
 pub async fn next(
@@ -15,23 +15,19 @@ pub async fn next(
     year: i64,
     first: i64,
 ) -> sqlx::Result<i64> {
-    sqlx::query(
-        "INSERT INTO document_counters (company_id, series, year, next_number) VALUES ($1, $2, $3, $4) \
-         ON CONFLICT (company_id, series, year) DO NOTHING",
+    // One statement: create the year's counter at `first`, or take the next number. The
+    // upsert holds the counter row's lock until commit.
+    sqlx::query_scalar(
+        "INSERT INTO document_counters (company_id, series, year, next_number) \
+         VALUES ($1, $2, $3, $4 + 1) \
+         ON CONFLICT (company_id, series, year) \
+         DO UPDATE SET next_number = document_counters.next_number + 1 \
+         RETURNING next_number - 1",
     )
     .bind(company_id)
     .bind(series)
     .bind(year)
     .bind(first)
-    .execute(&mut *conn)
-    .await?;
-    sqlx::query_scalar(
-        "UPDATE document_counters SET next_number = next_number + 1 \
-         WHERE company_id = $1 AND series = $2 AND year = $3 RETURNING next_number - 1",
-    )
-    .bind(company_id)
-    .bind(series)
-    .bind(year)
     .fetch_one(conn)
     .await
 }

@@ -283,14 +283,13 @@ async fn add_counts(
         return Ok(());
     }
     sqlx::query(
-        "INSERT INTO dashboard_counts (company_id) VALUES ($1) ON CONFLICT (company_id) DO NOTHING",
-    )
-    .bind(company_id)
-    .execute(&mut *conn)
-    .await?;
-    sqlx::query(
-        "UPDATE dashboard_counts SET issued = issued + $2, corrective = corrective + $3, paid = paid + $4, \
-         partially_paid = partially_paid + $5, corrected = corrected + $6 WHERE company_id = $1",
+        "INSERT INTO dashboard_counts (company_id, issued, corrective, paid, partially_paid, corrected) \
+         VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (company_id) DO UPDATE SET \
+         issued = dashboard_counts.issued + excluded.issued, \
+         corrective = dashboard_counts.corrective + excluded.corrective, \
+         paid = dashboard_counts.paid + excluded.paid, \
+         partially_paid = dashboard_counts.partially_paid + excluded.partially_paid, \
+         corrected = dashboard_counts.corrected + excluded.corrected",
     )
     .bind(company_id)
     .bind(issued)
