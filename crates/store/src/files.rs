@@ -283,15 +283,15 @@ impl ObjectFiles {
         older_than_micros: i64,
     ) -> anyhow::Result<Sweep> {
         let prefix = (!self.prefix.as_ref().is_empty()).then_some(&self.prefix);
-        let objects: Vec<_> = self
-            .store
-            .list(prefix)
-            .try_collect()
-            .await
-            .with_context(|| format!("cannot list the object store {}", self.url))?;
+        // Streamed page by page: the bucket may hold more objects than fit in memory.
+        let mut listing = self.store.list(prefix);
         let mut sweep = Sweep::default();
         let skip = self.prefix.parts().count();
-        for meta in objects {
+        while let Some(meta) = listing
+            .try_next()
+            .await
+            .with_context(|| format!("cannot list the object store {}", self.url))?
+        {
             let parts: Vec<_> = meta.location.parts().skip(skip).collect();
             let [company, file] = parts.as_slice() else {
                 continue;

@@ -30,14 +30,40 @@ fn objects(dir: &std::path::Path) -> Vec<String> {
     out
 }
 
+/// Makes every object under `dir` look `days` days old.
+fn age(dir: &std::path::Path, days: u64) {
+    let then = std::time::SystemTime::now() - std::time::Duration::from_secs(days * 86_400);
+    for name in objects(dir) {
+        std::fs::File::options()
+            .write(true)
+            .open(dir.join(name))
+            .and_then(|f| f.set_modified(then))
+            .expect("age an object");
+    }
+}
+
+/// Runs the daily `jobs.prune` job as a worker would.
+async fn prune(app: &TestApp) {
+    let mut tx = app.db.begin_write().await.unwrap();
+    let job = store::jobs::NewJob::new("jobs.prune", json!({}));
+    store::jobs::enqueue(tx.conn(), &job).await.unwrap();
+    tx.commit().await.unwrap();
+    let outbox = tempfile::tempdir().unwrap();
+    app.worker(None, outbox.path())
+        .run_until_idle()
+        .await
+        .unwrap();
+}
+
 async fn receipts_and_reports_in_an_object_store(engine: Engine) {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("bucket");
     let app =
         TestApp::with_storage(engine, &format!("file://{}/tenant-files", root.display())).await;
-    let Files::Object(objects_store) = app.db.files() else {
-        panic!("the app keeps files in the object store");
-    };
+    assert!(
+        matches!(app.db.files(), Files::Object(_)),
+        "the app keeps files in the object store"
+    );
     let store_dir = root.join("tenant-files");
     let company = app.a.company_id.clone();
 
@@ -102,24 +128,20 @@ async fn receipts_and_reports_in_an_object_store(engine: Engine) {
     app.get(&receipt_path, As::Human(&app.b)).await.expect(404);
 
     // Replacing the receipt deletes the old row in the request's transaction; the old
-    // object stays until the sweep, which spares anything younger than its cutoff.
+    // object stays until the daily prune, which spares anything younger than a day.
     let pdf = b"%PDF-1.7\n1 0 obj <<>> endobj\n%%EOF".to_vec();
     put(pdf.clone()).await.expect(200);
     assert_eq!(objects(&store_dir).len(), 2);
-    let mut conn = app.db.pool().acquire().await.unwrap();
-    let past = store::now_micros() - 3_600_000_000;
-    let spared = objects_store.sweep_orphans(&mut conn, past).await.unwrap();
-    assert_eq!((spared.seen, spared.deleted), (2, 0));
-    assert_eq!(objects(&store_dir).len(), 2);
-    let later = store::now_micros() + 1_000_000;
-    let swept = objects_store.sweep_orphans(&mut conn, later).await.unwrap();
-    assert_eq!((swept.seen, swept.deleted), (2, 1));
-    assert_eq!(objects(&store_dir).len(), 1);
+    prune(&app).await;
+    assert_eq!(objects(&store_dir).len(), 2, "a fresh orphan is spared");
+    age(&store_dir, 2);
+    prune(&app).await;
+    assert_eq!(objects(&store_dir).len(), 1, "a day-old orphan is swept");
     let got = app.get(&receipt_path, As::Ai(&app.a)).await.expect(200);
     assert_eq!(got.body, pdf, "the current receipt survives the sweep");
 
-    // An AI caller's upload is held: its dry run rolls back, leaving an object without a
-    // row, which the sweep removes; approving it later writes a fresh one.
+    // An AI caller's upload is held: nothing it wrote may stay, and the receipt is
+    // unchanged; whatever object its dry run left is an orphan the prune removes.
     app.call_raw(
         "PUT",
         &receipt_path,
@@ -134,14 +156,13 @@ async fn receipts_and_reports_in_an_object_store(engine: Engine) {
         .await
         .unwrap();
     assert_eq!(rows.0, 1, "the held upload wrote no row");
-    let swept = objects_store
-        .sweep_orphans(&mut conn, store::now_micros() + 1_000_000)
-        .await
-        .unwrap();
-    assert_eq!(objects(&store_dir).len(), 1, "{swept:?}");
+    age(&store_dir, 2);
+    prune(&app).await;
+    assert_eq!(objects(&store_dir).len(), 1);
     let got = app.get(&receipt_path, As::Ai(&app.a)).await.expect(200);
     assert_eq!(got.body, pdf, "the held upload changed nothing");
 
+    let mut conn = app.db.pool().acquire().await.unwrap();
     // Bytes changed behind the service's back are refused, never served.
     let (current,): (String,) =
         sqlx::query_as("SELECT receipt_file_id FROM expenses WHERE id = $1")
