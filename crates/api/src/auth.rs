@@ -53,6 +53,9 @@ pub struct Caller {
     pub token_id: String,
     pub kind: CallerKind,
     pub source: Source,
+    /// Language of legal mentions and labels for the company: `es` for Spanish
+    /// companies, else `en` (read with the token, so handlers need no query for it).
+    pub language: &'static str,
 }
 
 impl Caller {
@@ -192,7 +195,17 @@ async fn resolve(state: &AppState, headers: &axum::http::HeaderMap) -> Result<Ca
         token_id: auth.token_id,
         kind,
         source,
+        language: language_of(auth.company_type.as_deref()),
     })
+}
+
+/// `es` for a Spanish company type (`ES:...`), else `en`.
+pub fn language_of(company_type: Option<&str>) -> &'static str {
+    if company_type.is_some_and(|t| t.starts_with("ES:")) {
+        "es"
+    } else {
+        "en"
+    }
 }
 
 /// A pooled connection for reads outside a write transaction.

@@ -10,6 +10,8 @@ pub struct TokenAuth {
     pub user_id: String,
     pub kind: String,
     pub proof_hash: Option<String>,
+    /// The company's type (`ES:...` for Spanish companies), for the caller's language.
+    pub company_type: Option<String>,
 }
 
 /// Resolves a token hash to its token, only while the token is not revoked and
@@ -19,8 +21,9 @@ pub async fn authenticate(
     token_hash: &str,
 ) -> sqlx::Result<Option<TokenAuth>> {
     sqlx::query_as::<_, TokenAuth>(
-        "SELECT t.id AS token_id, t.company_id, t.user_id, t.kind, t.proof_hash \
+        "SELECT t.id AS token_id, t.company_id, t.user_id, t.kind, t.proof_hash, c.company_type \
          FROM api_tokens t JOIN memberships m ON m.company_id = t.company_id AND m.user_id = t.user_id \
+         JOIN companies c ON c.id = t.company_id \
          WHERE t.token_hash = $1 AND t.revoked_at IS NULL AND m.status = 'active' \
          AND (m.expires_at IS NULL OR m.expires_at > $2)",
     )

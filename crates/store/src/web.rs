@@ -168,6 +168,8 @@ pub struct WebCompany {
     pub name: String,
     /// `password`, `oauth` or `invited`.
     pub kind: String,
+    /// The company's type (`ES:...` for Spanish companies).
+    pub company_type: Option<String>,
 }
 
 /// The companies where the user is an active, unexpired member, by name.
@@ -177,7 +179,7 @@ pub async fn companies_of(
     now: i64,
 ) -> sqlx::Result<Vec<WebCompany>> {
     sqlx::query_as::<_, WebCompany>(
-        "SELECT c.id, c.name, m.kind FROM memberships m JOIN companies c ON c.id = m.company_id \
+        "SELECT c.id, c.name, m.kind, c.company_type FROM memberships m JOIN companies c ON c.id = m.company_id \
          WHERE m.user_id = $1 AND m.status = 'active' AND (m.expires_at IS NULL OR m.expires_at > $2) \
          ORDER BY c.name, c.id",
     )

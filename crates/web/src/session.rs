@@ -117,6 +117,7 @@ impl Session {
             token_id: format!("web-session:{}", &self.id_hash[..12]),
             kind: api::auth::CallerKind::Human,
             source: api::auth::Source::Api,
+            language: api::auth::language_of(company.company_type.as_deref()),
         })
     }
 

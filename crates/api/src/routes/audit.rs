@@ -150,6 +150,8 @@ pub async fn approve_entry(
         } else {
             Source::Api
         },
+        // The entry belongs to the approver's company (claim checks it).
+        language: caller.language,
     };
     let mut req = Request::builder()
         .method(entry.http_method.as_str())

@@ -15,7 +15,6 @@ use super::{
         self, CreateInvoiceRequest, UpdateInvoiceRequest,
         build::{self, DocumentInput},
         issue::{BulkActionResult, BulkIdsRequest, bulk_ids},
-        language,
         model::{ExchangeRateEntry, Invoice, InvoiceLine, SupplyType},
         to_json,
     },
@@ -138,12 +137,11 @@ pub async fn list_proformas(
         limit + 1,
     )
     .await?;
-    let lang = language(&mut db, &caller.company_id).await?;
     Ok(Json(Page::from_rows(
         rows,
         limit,
         |r| &r.id,
-        |r| view(r, &lang),
+        |r| view(r, caller.language),
     )))
 }
 
@@ -203,8 +201,7 @@ pub async fn create_proforma(
     };
     apply(&mut row, built)?;
     store::proformas::insert(&mut conn, &row).await?;
-    let lang = language(&mut conn, &caller.company_id).await?;
-    Ok((StatusCode::CREATED, Json(view(row, &lang))))
+    Ok((StatusCode::CREATED, Json(view(row, caller.language))))
 }
 
 /// One proforma with its lines.
@@ -217,8 +214,7 @@ pub async fn get_proforma(
     Path(id): Path<String>,
 ) -> ApiResult<Json<Proforma>> {
     let row = load(&mut db, &caller.company_id, &id).await?;
-    let lang = language(&mut db, &caller.company_id).await?;
-    Ok(Json(view(row, &lang)))
+    Ok(Json(view(row, caller.language)))
 }
 
 /// Changes a proforma (its reference stays).
@@ -251,10 +247,9 @@ pub async fn update_proforma(
     let built = build::build(&mut conn, &company, input).await?;
     apply(&mut row, built)?;
     store::proformas::update(&mut conn, &row).await?;
-    let lang = language(&mut conn, &caller.company_id).await?;
     Ok(Json(view(
         load(&mut conn, &caller.company_id, &id).await?,
-        &lang,
+        caller.language,
     )))
 }
 
@@ -319,8 +314,10 @@ pub async fn invoice_proforma(
     store::invoices::insert(&mut conn, &invoice).await?;
     proforma.invoice_id = Some(invoice.id.clone());
     store::proformas::update(&mut conn, &proforma).await?;
-    let lang = language(&mut conn, &caller.company_id).await?;
-    Ok((StatusCode::CREATED, Json(invoices::view(invoice, &lang))))
+    Ok((
+        StatusCode::CREATED,
+        Json(invoices::view(invoice, caller.language)),
+    ))
 }
 
 /// Deletes every listed proforma; other companies' ids are ignored.

@@ -60,7 +60,6 @@ pub async fn prefill(
     let inputs: Vec<_> = req.lines.iter().map(InvoiceLineRequest::domain).collect();
     let (lines, totals) = domain::invoice::compute(&inputs, Some(&ctx))
         .map_err(|e| ApiError::bad_request(format!("{e}.")))?;
-    let lang = super::invoices::language(&mut db, &caller.company_id).await?;
     let treatment = domain::tax::determine_treatment(&ctx.issuer.party, &ctx.recipient, ctx.supply);
     Ok(Json(TaxPrefill {
         treatment: lines
@@ -69,10 +68,10 @@ pub async fn prefill(
             .find(|t| t.kind == "vat")
             .map(|t| t.treatment.clone())
             .or_else(|| (treatment.code() == "no_vat").then(|| "no_vat".to_owned())),
-        legal_mention: treatment.legal_mention(&lang).map(str::to_owned),
+        legal_mention: treatment.legal_mention(caller.language).map(str::to_owned),
         lines: lines
             .into_iter()
-            .map(|l| InvoiceLine::from_domain(l, &lang))
+            .map(|l| InvoiceLine::from_domain(l, caller.language))
             .collect(),
         net_total: totals.net,
         tax_total: totals.tax,

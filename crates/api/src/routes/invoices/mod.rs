@@ -124,12 +124,11 @@ pub async fn list_invoices(
         limit + 1,
     )
     .await?;
-    let lang = language(&mut db, &caller.company_id).await?;
     Ok(Json(Page::from_rows(
         rows,
         limit,
         |r| &r.id,
-        |r| view(r, &lang),
+        |r| view(r, caller.language),
     )))
 }
 
@@ -142,23 +141,20 @@ pub async fn create_invoice(
     tx: Tx,
     ApiJson(req): ApiJson<CreateInvoiceRequest>,
 ) -> ApiResult<(StatusCode, Json<Invoice>)> {
-    let mut conn = tx.conn().await?;
     let origin = match caller.source {
         Source::Mcp => "mcp",
         Source::Api => "api",
     };
-    let row = new_draft(
-        &mut conn,
-        &state,
-        &caller.company_id,
-        req,
-        origin,
-        "invoice",
-    )
-    .await?;
+    // Validated and priced on a pooled connection, so the write transaction (SQLite's
+    // single writer) is held only for numbering and storing the draft.
+    let mut row = {
+        let mut db = state.db.pool().acquire().await?;
+        priced_draft(&mut db, &state, &caller.company_id, req, origin, "invoice").await?
+    };
+    let mut conn = tx.conn().await?;
+    number_draft(&mut conn, &state, &mut row).await?;
     store::invoices::insert(&mut conn, &row).await?;
-    let lang = language(&mut conn, &caller.company_id).await?;
-    Ok((StatusCode::CREATED, Json(view(row, &lang))))
+    Ok((StatusCode::CREATED, Json(view(row, caller.language))))
 }
 
 /// One invoice with its lines.
@@ -171,8 +167,7 @@ pub async fn get_invoice(
     Path(id): Path<String>,
 ) -> ApiResult<Json<Invoice>> {
     let row = load(&mut db, &caller.company_id, &id).await?;
-    let lang = language(&mut db, &caller.company_id).await?;
-    Ok(Json(view(row, &lang)))
+    Ok(Json(view(row, caller.language)))
 }
 
 /// Changes a draft; issued invoices are immutable (409).
@@ -221,10 +216,9 @@ pub async fn update_invoice(
         row.due_date = due.map(|d| d.timestamp_micros());
     }
     store::invoices::update(&mut conn, &row).await?;
-    let lang = language(&mut conn, &caller.company_id).await?;
     Ok(Json(view(
         load(&mut conn, &caller.company_id, &id).await?,
-        &lang,
+        caller.language,
     )))
 }
 
@@ -246,8 +240,37 @@ pub async fn delete_invoice(
     Ok(StatusCode::NO_CONTENT)
 }
 
-/// Builds a new draft row (not yet stored) from a create request.
+/// Builds a new draft row (not yet stored) from a create request, numbered in `conn`'s
+/// transaction.
 pub(crate) async fn new_draft(
+    conn: &mut sqlx::AnyConnection,
+    state: &crate::AppState,
+    company_id: &str,
+    req: CreateInvoiceRequest,
+    origin: &str,
+    series: &str,
+) -> ApiResult<store::invoices::InvoiceRow> {
+    let mut row = priced_draft(conn, state, company_id, req, origin, series).await?;
+    number_draft(conn, state, &mut row).await?;
+    Ok(row)
+}
+
+/// Gives a draft the next draft number of the year; inside the transaction that stores it.
+pub(crate) async fn number_draft(
+    conn: &mut sqlx::AnyConnection,
+    state: &crate::AppState,
+    row: &mut store::invoices::InvoiceRow,
+) -> ApiResult<()> {
+    let year = i64::from(chrono::Datelike::year(&state.now()));
+    let order_number = store::counters::next(conn, &row.company_id, "draft", year, 1).await?;
+    row.order_number = Some(order_number);
+    row.order_year = Some(year);
+    Ok(())
+}
+
+/// Builds a new draft row from a create request, validated and priced but not yet
+/// numbered; it only reads, so any connection will do.
+pub(crate) async fn priced_draft(
     conn: &mut sqlx::AnyConnection,
     state: &crate::AppState,
     company_id: &str,
@@ -274,8 +297,6 @@ pub(crate) async fn new_draft(
     )
     .await?;
     let now = state.now();
-    let year = i64::from(chrono::Datelike::year(&now));
-    let order_number = store::counters::next(conn, company_id, "draft", year, 1).await?;
     let mut row = store::invoices::InvoiceRow {
         id: store::new_id(),
         company_id: company_id.to_owned(),
@@ -290,8 +311,8 @@ pub(crate) async fn new_draft(
         invoice_year: None,
         reference: None,
         issued_at: None,
-        order_number: Some(order_number),
-        order_year: Some(year),
+        order_number: None,
+        order_year: None,
         net_total: 0,
         tax_total: 0,
         withholding_total: 0,
@@ -383,33 +404,32 @@ pub(crate) async fn company(
         .ok_or_else(|| ApiError::not_found("company"))
 }
 
-/// Language of legal mentions: Spanish for Spanish companies, else English.
-pub(crate) async fn language(
-    conn: &mut sqlx::AnyConnection,
-    company_id: &str,
-) -> ApiResult<String> {
-    // One column, not the company row: every invoice read asks this.
-    let company_type = store::companies::company_type(conn, company_id)
-        .await?
-        .ok_or_else(|| ApiError::not_found("company"))?;
-    let spanish = company_type
-        .as_deref()
-        .is_some_and(|t| t.starts_with("ES:"));
-    Ok(if spanish { "es" } else { "en" }.into())
+/// A stored JSON document, kept as its text; `None` if it is not JSON.
+fn raw_json(text: String) -> Option<Box<serde_json::value::RawValue>> {
+    serde_json::value::RawValue::from_string(text).ok()
+}
+
+/// The one field of an issuer snapshot the view looks at.
+#[derive(serde::Deserialize)]
+struct SnapshotType<'a> {
+    #[serde(rename = "type", borrow)]
+    company_type: Option<std::borrow::Cow<'a, str>>,
 }
 
 /// The API view of a stored invoice.
 pub(crate) fn view(r: store::invoices::InvoiceRow, lang: &str) -> Invoice {
     let payment_status = payments::payment_status(&r, store::now_micros()).map(str::to_owned);
     let lines: Vec<domain::invoice::Line> = serde_json::from_str(&r.lines_json).unwrap_or_default();
-    let issuer: Option<serde_json::Value> = r
-        .issuer_snapshot_json
-        .as_deref()
-        .and_then(|s| serde_json::from_str(s).ok());
-    let spanish = issuer
-        .as_ref()
-        .map(|v| v["type"].as_str().is_some_and(|t| t.starts_with("ES:")))
-        .unwrap_or(lang == "es");
+    // Snapshots are passed through as stored (checked to be JSON, not re-encoded): a
+    // list page of issued invoices is mostly snapshot bytes.
+    let issuer = r.issuer_snapshot_json.and_then(raw_json);
+    let spanish = match &issuer {
+        Some(raw) => serde_json::from_str::<SnapshotType>(raw.get())
+            .ok()
+            .and_then(|s| s.company_type)
+            .is_some_and(|t| t.starts_with("ES:")),
+        None => lang == "es",
+    };
     Invoice {
         lines: lines
             .into_iter()
@@ -420,10 +440,7 @@ pub(crate) fn view(r: store::invoices::InvoiceRow, lang: &str) -> Invoice {
         exchange_rates: serde_json::from_str(&r.exchange_rates_json).unwrap_or_default(),
         bank_accounts: serde_json::from_str(&r.bank_accounts_json).unwrap_or_default(),
         issuer,
-        recipient: r
-            .recipient_snapshot_json
-            .as_deref()
-            .and_then(|s| serde_json::from_str(s).ok()),
+        recipient: r.recipient_snapshot_json.and_then(raw_json),
         verifactu: r
             .correction_reason
             .clone()

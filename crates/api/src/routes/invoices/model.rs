@@ -212,12 +212,12 @@ pub struct Invoice {
     /// Corrective metadata; present only for Spanish issuers.
     pub verifactu: Option<InvoiceVerifactu>,
     pub proforma_id: Option<String>,
-    /// Issuer data frozen at issue.
+    /// Issuer data frozen at issue (the stored JSON, written out as it is).
     #[schema(value_type = Option<Object>)]
-    pub issuer: Option<serde_json::Value>,
-    /// Recipient data frozen at issue.
+    pub issuer: Option<Box<serde_json::value::RawValue>>,
+    /// Recipient data frozen at issue (the stored JSON, written out as it is).
     #[schema(value_type = Option<Object>)]
-    pub recipient: Option<serde_json::Value>,
+    pub recipient: Option<Box<serde_json::value::RawValue>>,
     #[serde(rename = "createdAt")]
     pub created_at: DateTime<Utc>,
     #[serde(rename = "updatedAt")]
