@@ -58,19 +58,54 @@ struct Idem {
 pub const MAX_CAPTURED_BODY: usize = 11 * 1024 * 1024;
 
 /// The write transaction of the current request, shared with its handler.
+///
+/// It begins lazily, on the handler's first [`Tx::conn`]: whatever a handler does before
+/// (reading the body, validating it, reading from the pool) runs without holding
+/// SQLite's single writer, and a request refused before that never takes it.
 #[derive(Clone)]
-pub struct TxSlot(Arc<Mutex<Option<store::WriteTx>>>);
+pub struct TxSlot {
+    db: store::Db,
+    tx: Arc<Mutex<SlotState>>,
+}
+
+enum SlotState {
+    /// Nothing written yet; the transaction begins on first use.
+    NotBegun,
+    Open(store::WriteTx),
+    /// Committed or rolled back.
+    Closed,
+}
 
 impl TxSlot {
-    fn new(tx: store::WriteTx) -> Self {
-        Self(Arc::new(Mutex::new(Some(tx))))
+    fn new(db: store::Db) -> Self {
+        Self {
+            db,
+            tx: Arc::new(Mutex::new(SlotState::NotBegun)),
+        }
     }
 
     async fn take(&self) -> Option<store::WriteTx> {
-        self.0.lock().await.take()
+        match std::mem::replace(&mut *self.tx.lock().await, SlotState::Closed) {
+            SlotState::Open(tx) => Some(tx),
+            SlotState::NotBegun | SlotState::Closed => None,
+        }
     }
 
-    /// Commits the transaction (once); a failure is an internal error.
+    /// The open transaction, begun now if this is its first use.
+    async fn open(&self) -> Result<MappedMutexGuard<'_, store::WriteTx>, ApiError> {
+        let mut guard = self.tx.lock().await;
+        if matches!(*guard, SlotState::NotBegun) {
+            *guard = SlotState::Open(self.db.begin_write().await?);
+        }
+        MutexGuard::try_map(guard, |state| match state {
+            SlotState::Open(tx) => Some(tx),
+            SlotState::NotBegun | SlotState::Closed => None,
+        })
+        .map_err(|_| ApiError::Internal(anyhow::anyhow!("the request transaction is closed")))
+    }
+
+    /// Commits the transaction (once; nothing to do if it never began); a failure is an
+    /// internal error.
     async fn commit(&self) -> Result<(), ApiError> {
         match self.take().await {
             Some(tx) => tx.commit().await.map_err(ApiError::from),
@@ -92,10 +127,12 @@ pub struct Tx(TxSlot);
 
 impl Tx {
     /// Locks the transaction's connection for the next statements.
+    /// The first call begins the transaction (on SQLite: takes the single writer).
     pub async fn conn(&self) -> Result<MappedMutexGuard<'_, sqlx::AnyConnection>, ApiError> {
-        let guard = self.0.0.lock().await;
-        MutexGuard::try_map(guard, |tx| tx.as_mut().map(store::WriteTx::conn))
-            .map_err(|_| ApiError::Internal(anyhow::anyhow!("the request transaction is closed")))
+        Ok(MappedMutexGuard::map(
+            self.0.open().await?,
+            store::WriteTx::conn,
+        ))
     }
 
     /// The shared slot, to hand the same transaction to a replayed request.
@@ -306,11 +343,7 @@ async fn run_in_tx(
     commit: bool,
     idem: Option<&Idem>,
 ) -> Response {
-    let tx = match state.db.begin_write().await {
-        Ok(tx) => tx,
-        Err(e) => return ApiError::from(e).into_response(),
-    };
-    let slot = TxSlot::new(tx);
+    let slot = TxSlot::new(state.db.clone());
     req.extensions_mut().insert(slot.clone());
     let mut resp = next.run(req).await;
     if commit && resp.status().is_success() {
@@ -351,10 +384,7 @@ async fn remember_in(
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
     {
-        let mut guard = slot.0.lock().await;
-        let tx = guard.as_mut().ok_or_else(|| {
-            ApiError::Internal(anyhow::anyhow!("the request transaction is closed"))
-        })?;
+        let mut tx = slot.open().await?;
         remember(
             tx.conn(),
             idem,

@@ -82,8 +82,8 @@ pub async fn accept_agreement(
 
 /// Fails with 403 `agreement_required` unless the user accepted every current document.
 pub async fn require_agreements(conn: &mut sqlx::AnyConnection, user_id: &str) -> ApiResult<()> {
-    let docs = store::legal::current(conn, user_id).await?;
-    if docs.iter().all(|d| d.accepted_at.is_some()) {
+    // A count, not the documents: their bodies are long and issuing asks this every time.
+    if store::legal::unaccepted_count(conn, user_id).await? == 0 {
         Ok(())
     } else {
         Err(ApiError::agreement_required())

@@ -8,7 +8,7 @@ use axum::{
 use serde::Deserialize;
 
 use super::{
-    company, issue, language, load,
+    company, issue, load,
     model::{ExchangeRateEntry, Invoice, InvoiceLineRequest, InvoiceVerifactu, SupplyType},
     to_json, view,
 };
@@ -60,8 +60,7 @@ pub async fn create_correction(
     let mut conn = tx.conn().await?;
     let row = corrective_draft(&mut conn, &state, &caller, &id, req).await?;
     store::invoices::insert(&mut conn, &row).await?;
-    let lang = language(&mut conn, &caller.company_id).await?;
-    Ok((StatusCode::CREATED, Json(view(row, &lang))))
+    Ok((StatusCode::CREATED, Json(view(row, caller.language))))
 }
 
 /// Creates a corrective invoice and issues it in one step.
@@ -78,12 +77,29 @@ pub async fn correct_invoice(
     Path(id): Path<String>,
     ApiJson(req): ApiJson<CreateCorrectiveInvoiceRequest>,
 ) -> ApiResult<(StatusCode, Json<Invoice>)> {
+    // Checked before the write transaction, in the order the answers are due: the invoice
+    // (404, 409), then whether the company may issue.
+    let company = {
+        let mut db = state.db.pool().acquire().await?;
+        ensure_issued(&load(&mut db, &caller.company_id, &id).await?)?;
+        issue::issuing_company(&mut db, &caller).await?
+    };
     let mut conn = tx.conn().await?;
     let row = corrective_draft(&mut conn, &state, &caller, &id, req).await?;
     store::invoices::insert(&mut conn, &row).await?;
-    let issued = issue::issue_draft(&mut conn, &state, &caller, row).await?;
-    let lang = language(&mut conn, &caller.company_id).await?;
-    Ok((StatusCode::CREATED, Json(view(issued, &lang))))
+    let issued = issue::issue_draft(&mut conn, &state, &company, None, row).await?;
+    Ok((StatusCode::CREATED, Json(view(issued, caller.language))))
+}
+
+/// Only issued invoices can be corrected (409 otherwise).
+fn ensure_issued(original: &store::invoices::InvoiceRow) -> ApiResult<()> {
+    if original.status == "issued" {
+        Ok(())
+    } else {
+        Err(ApiError::Conflict(
+            "Only issued invoices can be corrected; edit or delete the draft instead.".into(),
+        ))
+    }
 }
 
 /// Corrective invoices of an invoice, newest first.
@@ -110,12 +126,11 @@ pub async fn list_corrections(
         limit + 1,
     )
     .await?;
-    let lang = language(&mut db, &caller.company_id).await?;
     Ok(Json(Page::from_rows(
         rows,
         limit,
         |r| &r.id,
-        |r| view(r, &lang),
+        |r| view(r, caller.language),
     )))
 }
 
@@ -127,11 +142,7 @@ async fn corrective_draft(
     req: CreateCorrectiveInvoiceRequest,
 ) -> ApiResult<store::invoices::InvoiceRow> {
     let original = load(conn, &caller.company_id, id).await?;
-    if original.status != "issued" {
-        return Err(ApiError::Conflict(
-            "Only issued invoices can be corrected; edit or delete the draft instead.".into(),
-        ));
-    }
+    ensure_issued(&original)?;
     let company = company(conn, &caller.company_id).await?;
     let spanish = company
         .company_type

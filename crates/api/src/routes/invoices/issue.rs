@@ -9,7 +9,7 @@ use domain::reference::ReferenceFormat;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    company, ensure_draft, language, load,
+    company, ensure_draft, load,
     model::{ExchangeRateEntry, Invoice},
     to_json, view,
 };
@@ -41,12 +41,37 @@ pub async fn issue_invoice(
     tx: Tx,
     Path(id): Path<String>,
 ) -> ApiResult<Json<Invoice>> {
+    // What does not change under the draft is read first, on a pooled connection, so a
+    // refusal (unknown id, already issued, terms not accepted) never takes the writer and
+    // the write transaction below holds SQLite's single writer for as short as it can.
+    let (company, recipient) = {
+        let mut db = state.db.pool().acquire().await?;
+        let draft = load(&mut db, &caller.company_id, &id).await?;
+        ensure_draft(&draft)?;
+        let company = issuing_company(&mut db, &caller).await?;
+        let recipient =
+            store::entities::get(&mut db, &caller.company_id, &draft.recipient_id).await?;
+        (company, recipient)
+    };
     let mut conn = tx.conn().await?;
+    // Read again under the write lock: a concurrent request may have issued or changed it.
     let row = load(&mut conn, &caller.company_id, &id).await?;
     ensure_draft(&row)?;
-    let issued = issue_draft(&mut conn, &state, &caller, row).await?;
-    let lang = language(&mut conn, &caller.company_id).await?;
-    Ok(Json(view(issued, &lang)))
+    let issued = issue_draft(&mut conn, &state, &company, recipient, row).await?;
+    Ok(Json(view(issued, caller.language)))
+}
+
+/// The caller's company, once it is checked to be allowed to issue ([`require_can_issue`]).
+///
+/// Read before the write transaction (on any connection): like every read of a
+/// PostgreSQL transaction at READ COMMITTED, it sees the company as it was when read.
+pub async fn issuing_company(
+    conn: &mut sqlx::AnyConnection,
+    caller: &Caller,
+) -> ApiResult<store::companies::CompanyRow> {
+    let company = company(conn, &caller.company_id).await?;
+    require_can_issue(conn, caller, &company).await?;
+    Ok(company)
 }
 
 /// Fails unless the company may issue: settled, terms accepted, and for Spanish
@@ -78,17 +103,22 @@ pub async fn require_can_issue(
 }
 
 /// Issues one draft inside the caller's transaction and returns the stored row.
+///
+/// `company` comes from [`issuing_company`]; `recipient`, when given, is the draft's
+/// recipient read earlier (it is read here when missing or not the draft's).
 pub async fn issue_draft(
     conn: &mut sqlx::AnyConnection,
     state: &AppState,
-    caller: &Caller,
+    company: &store::companies::CompanyRow,
+    recipient: Option<store::entities::EntityRow>,
     mut row: store::invoices::InvoiceRow,
 ) -> ApiResult<store::invoices::InvoiceRow> {
-    let company = company(conn, &caller.company_id).await?;
-    require_can_issue(conn, caller, &company).await?;
-    let recipient = store::entities::get(conn, &caller.company_id, &row.recipient_id)
-        .await?
-        .ok_or_else(|| ApiError::bad_request("The invoice's recipient no longer exists."))?;
+    let recipient = match recipient.filter(|r| r.id == row.recipient_id) {
+        Some(r) => r,
+        None => store::entities::get(conn, &company.id, &row.recipient_id)
+            .await?
+            .ok_or_else(|| ApiError::bad_request("The invoice's recipient no longer exists."))?,
+    };
     let now = state.now();
 
     // Placeholders: a required one added to the company after the draft was made must be filled.
@@ -98,9 +128,9 @@ pub async fn issue_draft(
         .template_json
         .as_deref()
         .and_then(|t| serde_json::from_str(t).ok());
-    let placeholders = super::build::placeholders(&company, template.as_ref(), given)?;
+    let placeholders = super::build::placeholders(company, template.as_ref(), given)?;
 
-    let rates = freeze_rates(state, &company, &row, template.as_ref(), now).await?;
+    let rates = freeze_rates(state, company, &row, template.as_ref(), now).await?;
 
     let (series_format, first) = match row.series.as_str() {
         "corrective" => (
@@ -118,7 +148,7 @@ pub async fn issue_draft(
         ))
     })?;
     let year = i64::from(now.year());
-    let number = store::counters::next(conn, &caller.company_id, &row.series, year, first).await?;
+    let number = store::counters::next(conn, &company.id, &row.series, year, first).await?;
 
     row.status = "issued".into();
     row.invoice_number = Some(number);
@@ -129,19 +159,19 @@ pub async fn issue_draft(
     row.order_year = None;
     row.custom_placeholder_values_json = to_json(&placeholders)?;
     row.exchange_rates_json = to_json(&rates)?;
-    row.issuer_snapshot_json = Some(to_json(&issuer_snapshot(&company))?);
+    row.issuer_snapshot_json = Some(to_json(&issuer_snapshot(company))?);
     row.recipient_snapshot_json = Some(to_json(&Entity::from(recipient.clone()))?);
     store::invoices::update(conn, &row).await?;
     store::dashboard::record_issue(conn, &row).await?;
-    if crate::aeat::is_spanish(&company) {
+    if crate::aeat::is_spanish(company) {
         let corrected = match &row.corrected_invoice_id {
-            Some(id) => store::invoices::get(conn, &caller.company_id, id).await?,
+            Some(id) => store::invoices::get(conn, &company.id, id).await?,
             None => None,
         };
         crate::aeat::register_issue(
             conn,
             state.config.aeat_mode,
-            &company,
+            company,
             &row,
             &recipient,
             corrected.as_ref(),
@@ -243,9 +273,14 @@ pub async fn bulk_issue(
     tx: Tx,
     ApiJson(req): ApiJson<BulkIdsRequest>,
 ) -> ApiResult<Json<BulkActionResult>> {
+    let ids = bulk_ids(req)?;
+    let company = {
+        let mut db = state.db.pool().acquire().await?;
+        issuing_company(&mut db, &caller).await?
+    };
     let mut conn = tx.conn().await?;
     let mut drafts = Vec::new();
-    for id in bulk_ids(req)? {
+    for id in ids {
         if let Some(row) = store::invoices::get(&mut conn, &caller.company_id, &id).await?
             && row.status == "draft"
         {
@@ -256,7 +291,7 @@ pub async fn bulk_issue(
     let mut affected = 0;
     for row in drafts {
         let id = row.id.clone();
-        issue_draft(&mut conn, &state, &caller, row)
+        issue_draft(&mut conn, &state, &company, None, row)
             .await
             .map_err(|e| match e {
                 ApiError::BadRequest(m) => {
