@@ -15,6 +15,8 @@
 
 use sqlx::AnyConnection;
 
+use crate::batch::Batch;
+
 /// Microseconds in a day: the rollups bucket `issued_at` by `issued_at / DAY` (UTC days).
 pub const DAY: i64 = 86_400_000_000;
 
@@ -257,49 +259,68 @@ async fn add_unpaid_due(
     due_date: i64,
     invoices: i64,
 ) -> sqlx::Result<()> {
-    sqlx::query(
-        "INSERT INTO dashboard_unpaid_due (company_id, day, invoices) VALUES ($1, $2, $3) \
-         ON CONFLICT (company_id, day) DO UPDATE SET invoices = dashboard_unpaid_due.invoices + excluded.invoices",
-    )
-    .bind(company_id)
-    .bind(due_date / DAY)
-    .bind(invoices)
-    .execute(conn)
-    .await?;
-    Ok(())
+    let mut batch = Batch::new();
+    push_unpaid_due(&mut batch, company_id, due_date, invoices);
+    batch.execute(conn).await
+}
+
+fn push_unpaid_due(batch: &mut Batch, company_id: &str, due_date: i64, invoices: i64) {
+    batch
+        .push(
+            "INSERT INTO dashboard_unpaid_due (company_id, day, invoices) VALUES ($1, $2, $3) \
+             ON CONFLICT (company_id, day) DO UPDATE SET invoices = dashboard_unpaid_due.invoices + excluded.invoices",
+        )
+        .bind(company_id)
+        .bind(due_date / DAY)
+        .bind(invoices);
+}
+
+/// Changes to a company's counts; each field is added to the stored one.
+#[derive(Debug, Default, Clone, Copy)]
+struct CountsDelta {
+    issued: i64,
+    corrective: i64,
+    paid: i64,
+    partially_paid: i64,
+    corrected: i64,
 }
 
 /// Adds to a company's counts, creating its row on first use.
 async fn add_counts(
     conn: &mut AnyConnection,
     company_id: &str,
-    issued: i64,
-    corrective: i64,
-    paid: i64,
-    partially_paid: i64,
-    corrected: i64,
+    delta: CountsDelta,
 ) -> sqlx::Result<()> {
-    if issued == 0 && corrective == 0 && paid == 0 && partially_paid == 0 && corrected == 0 {
-        return Ok(());
+    let mut batch = Batch::new();
+    push_counts(&mut batch, company_id, delta);
+    batch.execute(conn).await
+}
+
+fn push_counts(batch: &mut Batch, company_id: &str, d: CountsDelta) {
+    if d.issued == 0
+        && d.corrective == 0
+        && d.paid == 0
+        && d.partially_paid == 0
+        && d.corrected == 0
+    {
+        return;
     }
-    sqlx::query(
-        "INSERT INTO dashboard_counts (company_id, issued, corrective, paid, partially_paid, corrected) \
-         VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (company_id) DO UPDATE SET \
-         issued = dashboard_counts.issued + excluded.issued, \
-         corrective = dashboard_counts.corrective + excluded.corrective, \
-         paid = dashboard_counts.paid + excluded.paid, \
-         partially_paid = dashboard_counts.partially_paid + excluded.partially_paid, \
-         corrected = dashboard_counts.corrected + excluded.corrected",
-    )
-    .bind(company_id)
-    .bind(issued)
-    .bind(corrective)
-    .bind(paid)
-    .bind(partially_paid)
-    .bind(corrected)
-    .execute(conn)
-    .await?;
-    Ok(())
+    batch
+        .push(
+            "INSERT INTO dashboard_counts (company_id, issued, corrective, paid, partially_paid, corrected) \
+             VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (company_id) DO UPDATE SET \
+             issued = dashboard_counts.issued + excluded.issued, \
+             corrective = dashboard_counts.corrective + excluded.corrective, \
+             paid = dashboard_counts.paid + excluded.paid, \
+             partially_paid = dashboard_counts.partially_paid + excluded.partially_paid, \
+             corrected = dashboard_counts.corrected + excluded.corrected",
+        )
+        .bind(company_id)
+        .bind(d.issued)
+        .bind(d.corrective)
+        .bind(d.paid)
+        .bind(d.partially_paid)
+        .bind(d.corrected);
 }
 
 /// Adds a just-issued invoice (ordinary or corrective) to the rollups. Call it in the
@@ -308,33 +329,44 @@ pub async fn record_issue(
     conn: &mut AnyConnection,
     row: &crate::invoices::InvoiceRow,
 ) -> sqlx::Result<()> {
+    let mut batch = Batch::new();
+    push_issue(conn, &mut batch, row).await?;
+    batch.execute(conn).await
+}
+
+/// Adds the rollup writes of a just-issued invoice to `batch` (what [`record_issue`]
+/// runs). The reads it makes on `conn` do not depend on the invoice row itself, so the
+/// batch may carry the row's own update too ([`crate::invoices::store_issued`]).
+pub async fn push_issue(
+    conn: &mut AnyConnection,
+    batch: &mut Batch,
+    row: &crate::invoices::InvoiceRow,
+) -> sqlx::Result<()> {
     let Some(issued_at) = row.issued_at.filter(|_| row.status == "issued") else {
         return Ok(());
     };
     let company_id = row.company_id.as_str();
-    sqlx::query(
-        "INSERT INTO dashboard_daily_revenue (company_id, currency_code, day, net_total) VALUES ($1, $2, $3, $4) \
-         ON CONFLICT (company_id, currency_code, day) \
-         DO UPDATE SET net_total = dashboard_daily_revenue.net_total + excluded.net_total",
-    )
-    .bind(company_id)
-    .bind(&row.currency_code)
-    .bind(issued_at / DAY)
-    .bind(row.net_total)
-    .execute(&mut *conn)
-    .await?;
-    sqlx::query(
-        "INSERT INTO dashboard_customer_revenue (company_id, currency_code, recipient_id, net_total, invoice_count) \
-         VALUES ($1, $2, $3, $4, 1) ON CONFLICT (company_id, currency_code, recipient_id) \
-         DO UPDATE SET net_total = dashboard_customer_revenue.net_total + excluded.net_total, \
-         invoice_count = dashboard_customer_revenue.invoice_count + 1",
-    )
-    .bind(company_id)
-    .bind(&row.currency_code)
-    .bind(&row.recipient_id)
-    .bind(row.net_total)
-    .execute(&mut *conn)
-    .await?;
+    batch
+        .push(
+            "INSERT INTO dashboard_daily_revenue (company_id, currency_code, day, net_total) VALUES ($1, $2, $3, $4) \
+             ON CONFLICT (company_id, currency_code, day) \
+             DO UPDATE SET net_total = dashboard_daily_revenue.net_total + excluded.net_total",
+        )
+        .bind(company_id)
+        .bind(row.currency_code.as_str())
+        .bind(issued_at / DAY)
+        .bind(row.net_total);
+    batch
+        .push(
+            "INSERT INTO dashboard_customer_revenue (company_id, currency_code, recipient_id, net_total, invoice_count) \
+             VALUES ($1, $2, $3, $4, 1) ON CONFLICT (company_id, currency_code, recipient_id) \
+             DO UPDATE SET net_total = dashboard_customer_revenue.net_total + excluded.net_total, \
+             invoice_count = dashboard_customer_revenue.invoice_count + 1",
+        )
+        .bind(company_id)
+        .bind(row.currency_code.as_str())
+        .bind(row.recipient_id.as_str())
+        .bind(row.net_total);
     if row.series == "corrective" {
         // An ordinary invoice counts as corrected from its first issued corrective invoice.
         let mut corrected = 0;
@@ -354,26 +386,44 @@ pub async fn record_issue(
             .await?;
             corrected = i64::from(ordinary > 0 && earlier == 0);
         }
-        return add_counts(conn, company_id, 0, 1, 0, 0, corrected).await;
+        push_counts(
+            batch,
+            company_id,
+            CountsDelta {
+                corrective: 1,
+                corrected,
+                ..CountsDelta::default()
+            },
+        );
+        return Ok(());
     }
-    sqlx::query(
-        "INSERT INTO dashboard_customer_firsts (company_id, recipient_id, first_issued) VALUES ($1, $2, $3) \
-         ON CONFLICT (company_id, recipient_id) DO UPDATE SET first_issued = CASE \
-         WHEN excluded.first_issued < dashboard_customer_firsts.first_issued THEN excluded.first_issued \
-         ELSE dashboard_customer_firsts.first_issued END",
-    )
-    .bind(company_id)
-    .bind(&row.recipient_id)
-    .bind(issued_at)
-    .execute(&mut *conn)
-    .await?;
+    batch
+        .push(
+            "INSERT INTO dashboard_customer_firsts (company_id, recipient_id, first_issued) VALUES ($1, $2, $3) \
+             ON CONFLICT (company_id, recipient_id) DO UPDATE SET first_issued = CASE \
+             WHEN excluded.first_issued < dashboard_customer_firsts.first_issued THEN excluded.first_issued \
+             ELSE dashboard_customer_firsts.first_issued END",
+        )
+        .bind(company_id)
+        .bind(row.recipient_id.as_str())
+        .bind(issued_at);
     if let Some(due_date) = row.due_date
         && row.paid_minor < row.total
     {
-        add_unpaid_due(conn, company_id, due_date, 1).await?;
+        push_unpaid_due(batch, company_id, due_date, 1);
     }
-    let (paid, partially) = payment_state(row.total, row.paid_minor);
-    add_counts(conn, company_id, 1, 0, paid, partially, 0).await
+    let (paid, partially_paid) = payment_state(row.total, row.paid_minor);
+    push_counts(
+        batch,
+        company_id,
+        CountsDelta {
+            issued: 1,
+            paid,
+            partially_paid,
+            ..CountsDelta::default()
+        },
+    );
+    Ok(())
 }
 
 /// Moves an invoice between the paid / partially paid counts after its `paid_minor`
@@ -408,11 +458,11 @@ pub async fn record_payment(
     add_counts(
         conn,
         company_id,
-        0,
-        0,
-        after.0 - before.0,
-        after.1 - before.1,
-        0,
+        CountsDelta {
+            paid: after.0 - before.0,
+            partially_paid: after.1 - before.1,
+            ..CountsDelta::default()
+        },
     )
     .await
 }

@@ -65,6 +65,21 @@ impl Db {
                 Backend::Postgres => 16,
             })
             .acquire_timeout(Duration::from_secs(30))
+            // sqlx would ping every connection it hands out: one more round trip (or, on
+            // SQLite, hand-off to the connection's thread) per request. A SQLite
+            // connection is a file handle that cannot go stale. A PostgreSQL one can (a
+            // server restart, a proxy's idle timeout), but only after sitting idle, so
+            // only a connection idle for a second or more is pinged first; a dead one
+            // is dropped and another taken.
+            .test_before_acquire(false)
+            .before_acquire(move |conn, meta| {
+                Box::pin(async move {
+                    if backend == Backend::Postgres && meta.idle_for >= Duration::from_secs(1) {
+                        sqlx::Connection::ping(conn).await?;
+                    }
+                    Ok(true)
+                })
+            })
             .after_connect(move |conn, _meta| {
                 Box::pin(async move {
                     if backend == Backend::Sqlite {

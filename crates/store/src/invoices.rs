@@ -2,6 +2,8 @@
 
 use sqlx::AnyConnection;
 
+use crate::batch::Batch;
+
 /// An invoice as stored; lines, rates and snapshots are JSON documents.
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct InvoiceRow {
@@ -103,45 +105,57 @@ pub(crate) fn bind_row<'q>(
 
 /// Writes every mutable column back (drafts while edited, and the issue itself).
 pub async fn update(conn: &mut AnyConnection, r: &InvoiceRow) -> sqlx::Result<()> {
-    sqlx::query(
-        "UPDATE invoices SET recipient_id = $3, status = $4, supply_type = $5, currency_code = $6, \
-         treatment = $7, invoice_number = $8, invoice_year = $9, reference = $10, issued_at = $11, \
-         order_number = $12, order_year = $13, net_total = $14, tax_total = $15, withholding_total = $16, \
-         total = $17, line_count = $18, lines_json = $19, custom_placeholder_values_json = $20, \
-         exchange_rates_json = $21, bank_accounts_json = $22, issuer_snapshot_json = $23, \
-         recipient_snapshot_json = $24, correction_reason = $25, updated_at = $26, due_date = $27 \
-         WHERE company_id = $1 AND id = $2",
-    )
-    .bind(&r.company_id)
-    .bind(&r.id)
-    .bind(&r.recipient_id)
-    .bind(&r.status)
-    .bind(&r.supply_type)
-    .bind(&r.currency_code)
-    .bind(&r.treatment)
-    .bind(r.invoice_number)
-    .bind(r.invoice_year)
-    .bind(&r.reference)
-    .bind(r.issued_at)
-    .bind(r.order_number)
-    .bind(r.order_year)
-    .bind(r.net_total)
-    .bind(r.tax_total)
-    .bind(r.withholding_total)
-    .bind(r.total)
-    .bind(r.line_count)
-    .bind(&r.lines_json)
-    .bind(&r.custom_placeholder_values_json)
-    .bind(&r.exchange_rates_json)
-    .bind(&r.bank_accounts_json)
-    .bind(&r.issuer_snapshot_json)
-    .bind(&r.recipient_snapshot_json)
-    .bind(&r.correction_reason)
-    .bind(crate::now_micros())
-    .bind(r.due_date)
-    .execute(conn)
-    .await?;
-    Ok(())
+    let mut batch = Batch::new();
+    push_update(&mut batch, r);
+    batch.execute(conn).await
+}
+
+/// Stores a just-issued invoice and adds it to the dashboard rollups, in one round trip.
+pub async fn store_issued(conn: &mut AnyConnection, r: &InvoiceRow) -> sqlx::Result<()> {
+    let mut batch = Batch::new();
+    push_update(&mut batch, r);
+    crate::dashboard::push_issue(conn, &mut batch, r).await?;
+    batch.execute(conn).await
+}
+
+fn push_update(batch: &mut Batch, r: &InvoiceRow) {
+    batch
+        .push(
+            "UPDATE invoices SET recipient_id = $3, status = $4, supply_type = $5, currency_code = $6, \
+             treatment = $7, invoice_number = $8, invoice_year = $9, reference = $10, issued_at = $11, \
+             order_number = $12, order_year = $13, net_total = $14, tax_total = $15, withholding_total = $16, \
+             total = $17, line_count = $18, lines_json = $19, custom_placeholder_values_json = $20, \
+             exchange_rates_json = $21, bank_accounts_json = $22, issuer_snapshot_json = $23, \
+             recipient_snapshot_json = $24, correction_reason = $25, updated_at = $26, due_date = $27 \
+             WHERE company_id = $1 AND id = $2",
+        )
+        .bind(r.company_id.as_str())
+        .bind(r.id.as_str())
+        .bind(r.recipient_id.as_str())
+        .bind(r.status.as_str())
+        .bind(r.supply_type.as_str())
+        .bind(r.currency_code.as_str())
+        .bind(r.treatment.as_deref())
+        .bind(r.invoice_number)
+        .bind(r.invoice_year)
+        .bind(r.reference.as_deref())
+        .bind(r.issued_at)
+        .bind(r.order_number)
+        .bind(r.order_year)
+        .bind(r.net_total)
+        .bind(r.tax_total)
+        .bind(r.withholding_total)
+        .bind(r.total)
+        .bind(r.line_count)
+        .bind(r.lines_json.as_str())
+        .bind(r.custom_placeholder_values_json.as_str())
+        .bind(r.exchange_rates_json.as_str())
+        .bind(r.bank_accounts_json.as_str())
+        .bind(r.issuer_snapshot_json.as_deref())
+        .bind(r.recipient_snapshot_json.as_deref())
+        .bind(r.correction_reason.as_deref())
+        .bind(crate::now_micros())
+        .bind(r.due_date);
 }
 
 /// One invoice of the company.

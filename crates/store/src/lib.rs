@@ -15,6 +15,7 @@
 
 pub mod audit;
 pub mod bank_accounts;
+pub mod batch;
 pub mod bench_support;
 pub mod bootstrap;
 pub mod companies;

@@ -161,8 +161,7 @@ pub async fn issue_draft(
     row.exchange_rates_json = to_json(&rates)?;
     row.issuer_snapshot_json = Some(to_json(&issuer_snapshot(company))?);
     row.recipient_snapshot_json = Some(to_json(&Entity::from(recipient.clone()))?);
-    store::invoices::update(conn, &row).await?;
-    store::dashboard::record_issue(conn, &row).await?;
+    store::invoices::store_issued(conn, &row).await?;
     if crate::aeat::is_spanish(company) {
         let corrected = match &row.corrected_invoice_id {
             Some(id) => store::invoices::get(conn, &company.id, id).await?,

@@ -1,0 +1,166 @@
+//! Several writes sent to the database as one statement: one round trip instead of one each.
+//!
+//! Each statement is written with its own parameters `$1..$k` and bound in order; the batch
+//! renumbers them. SQLite runs the statements one after another from a single query string;
+//! PostgreSQL, which prepares one statement at a time, runs them as data-modifying `WITH`
+//! clauses of one statement (all of them execute, on the same snapshot). So a batch suits
+//! writes that do not read each other's changes, such as the rollups updated beside the row
+//! that caused them.
+//!
+//! On SQLite every statement is a hand-off to the connection's thread and back, made while
+//! the single writer is held; a batch makes it one.
+
+use sqlx::{
+    AnyConnection, Arguments, AssertSqlSafe, Encode, Type,
+    any::{Any, AnyArguments},
+};
+
+/// Statements and their arguments, sent by [`Batch::execute`].
+#[derive(Default)]
+pub struct Batch {
+    statements: Vec<String>,
+    args: AnyArguments,
+    /// Parameters the statements so far use; what the binds must add up to.
+    params: usize,
+    /// The first value that could not be encoded.
+    failed: Option<String>,
+}
+
+impl Batch {
+    /// An empty batch.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a statement whose parameters are `$1..$k`; bind its `k` values next, in order.
+    pub fn push(&mut self, sql: &str) -> &mut Self {
+        debug_assert_eq!(
+            self.args.len(),
+            self.params,
+            "every statement's values are bound before the next statement"
+        );
+        let (text, count) = renumber(sql, self.params);
+        self.statements.push(text);
+        self.params += count;
+        self
+    }
+
+    /// Binds the next value of the last statement.
+    pub fn bind<'t, T>(&mut self, value: T) -> &mut Self
+    where
+        T: Encode<'t, Any> + Type<Any> + 't,
+    {
+        if let Err(e) = self.args.add(value) {
+            self.failed.get_or_insert_with(|| e.to_string());
+        }
+        self
+    }
+
+    /// Whether nothing was pushed.
+    pub fn is_empty(&self) -> bool {
+        self.statements.is_empty()
+    }
+
+    /// Runs every statement, in one round trip; the first error fails the whole batch.
+    pub async fn execute(self, conn: &mut AnyConnection) -> sqlx::Result<()> {
+        if self.statements.is_empty() {
+            return Ok(());
+        }
+        if let Some(e) = self.failed {
+            return Err(sqlx::Error::Encode(e.into()));
+        }
+        if self.args.len() != self.params {
+            return Err(sqlx::Error::Protocol(format!(
+                "batch bound {} values for {} parameters",
+                self.args.len(),
+                self.params
+            )));
+        }
+        let postgres = conn.backend_name().eq_ignore_ascii_case("postgresql");
+        let sql = join(&self.statements, postgres);
+        sqlx::query_with(AssertSqlSafe(sql), self.args)
+            .execute(conn)
+            .await?;
+        Ok(())
+    }
+}
+
+/// One query string: `a; b; c` (SQLite) or `WITH w1 AS (a), w2 AS (b) c` (PostgreSQL).
+fn join(statements: &[String], postgres: bool) -> String {
+    match statements.split_last() {
+        Some((last, rest)) if postgres && !rest.is_empty() => {
+            let clauses: Vec<String> = rest
+                .iter()
+                .enumerate()
+                .map(|(i, s)| format!("w{} AS ({s})", i + 1))
+                .collect();
+            format!("WITH {} {last}", clauses.join(", "))
+        }
+        _ => statements.join(";\n"),
+    }
+}
+
+/// Shifts every `$n` of `sql` by `offset`; returns the text and the highest `n` seen.
+fn renumber(sql: &str, offset: usize) -> (String, usize) {
+    let mut out = String::with_capacity(sql.len() + 16);
+    let mut highest = 0;
+    let mut chars = sql.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if c != '$' {
+            out.push(c);
+            continue;
+        }
+        let start = i + 1;
+        let mut end = start;
+        while let Some(&(j, d)) = chars.peek() {
+            if !d.is_ascii_digit() {
+                break;
+            }
+            end = j + 1;
+            chars.next();
+        }
+        match sql[start..end].parse::<usize>() {
+            Ok(n) => {
+                highest = highest.max(n);
+                out.push('$');
+                out.push_str(&(n + offset).to_string());
+            }
+            Err(_) => out.push('$'),
+        }
+    }
+    (out, highest)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renumbers_parameters_after_the_earlier_statements() {
+        assert_eq!(
+            renumber("UPDATE t SET a = $2 WHERE id = $1 AND b = $10", 3),
+            (
+                "UPDATE t SET a = $5 WHERE id = $4 AND b = $13".to_owned(),
+                10
+            )
+        );
+        assert_eq!(renumber("SELECT 1", 4), ("SELECT 1".to_owned(), 0));
+    }
+
+    #[test]
+    fn joins_per_engine() {
+        let s = vec![
+            "UPDATE a SET x = $1".to_owned(),
+            "INSERT INTO b VALUES ($2)".to_owned(),
+        ];
+        assert_eq!(
+            join(&s, false),
+            "UPDATE a SET x = $1;\nINSERT INTO b VALUES ($2)"
+        );
+        assert_eq!(
+            join(&s, true),
+            "WITH w1 AS (UPDATE a SET x = $1) INSERT INTO b VALUES ($2)"
+        );
+        assert_eq!(join(&s[..1], true), "UPDATE a SET x = $1");
+    }
+}
