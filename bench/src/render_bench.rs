@@ -21,6 +21,11 @@ use std::time::Instant;
 use render::{BankAccount, InvoiceDocument};
 use serde_json::json;
 
+/// The service's allocator (see `crates/cli/src/main.rs`), so renders cost here what they
+/// cost in the server.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn arg(args: &[String], name: &str) -> Option<String> {
     args.iter()
         .position(|a| a == name)

@@ -26,6 +26,10 @@ pub struct View<'a> {
     recipient: PartyView,
     currency: &'a str,
     lines: Vec<[String; 5]>,
+    /// For each number column of `lines` (quantity, unit price, taxes, subtotal), its
+    /// longest values: the template measures these once to size the column, rather than
+    /// letting the table measure every cell.
+    widest: Vec<Vec<String>>,
     taxes: Vec<TaxRow>,
     totals: Vec<TotalRow>,
     exchange_rates: Vec<String>,
@@ -210,6 +214,7 @@ pub fn build<'a>(doc: &'a InvoiceDocument) -> Result<View<'a>, RenderError> {
         issuer: party(&doc.issuer, labels),
         recipient: party(&doc.recipient, labels),
         currency: &doc.currency.code,
+        widest: widest_cells(&lines),
         lines,
         taxes,
         totals,
@@ -227,6 +232,27 @@ pub fn build<'a>(doc: &'a InvoiceDocument) -> Result<View<'a>, RenderError> {
         has_post: has_text(&doc.post_typst),
         placeholders: &doc.placeholders,
     })
+}
+
+/// Candidates for the widest cell of each number column: the three longest values.
+/// Digits are of one width (`number-width: "tabular"`), so the longest string is nearly
+/// always the widest; three leave room for units and separators of other widths.
+fn widest_cells(lines: &[[String; 5]]) -> Vec<Vec<String>> {
+    (1..5)
+        .map(|column| {
+            let mut best: Vec<&String> = Vec::with_capacity(4);
+            for line in lines {
+                let cell = &line[column];
+                if best.iter().any(|b| *b == cell) {
+                    continue;
+                }
+                best.push(cell);
+                best.sort_by_key(|b| std::cmp::Reverse(b.chars().count()));
+                best.truncate(3);
+            }
+            best.into_iter().cloned().collect()
+        })
+        .collect()
 }
 
 fn total_row(label: &'static str, amount: String, strong: bool) -> TotalRow {

@@ -65,6 +65,9 @@ fn very_long_words_are_broken_inside_the_page() {
     let mut doc = invoice();
     doc.lines[0].concept = format!("Start {word} end");
     doc.recipient.name = "W".repeat(120);
+    // A unit this long would make its number column wider than the page.
+    let unit = "Kilowatthoursperannum".repeat(4);
+    doc.lines[1].unit = Some(unit.clone());
     let pdf = render_invoice(&doc).unwrap();
     dump("long-words", &pdf);
     let text = pdf_text(&pdf);
@@ -75,6 +78,7 @@ fn very_long_words_are_broken_inside_the_page() {
         letters.contains(&"W".repeat(120)),
         "the long name is cut:\n{text}"
     );
+    assert!(letters.contains(&unit), "the long unit is cut:\n{text}");
     assert!(
         text.contains("1,000.00"),
         "the amount column is pushed out:\n{text}"
