@@ -199,6 +199,30 @@ fn language(recipient: &Value, issuer: &Value) -> String {
         })
 }
 
+/// Line units ([`render_weight`]) one core is given: one 500-line invoice, or about ten
+/// one-page ones.
+const RENDER_UNITS_PER_CORE: u32 = 550;
+
+/// How much rendering may run at once: [`RENDER_UNITS_PER_CORE`] per core. Renders are
+/// bound by the CPU, so beyond what the cores can run more at once only adds memory, and
+/// a render's memory grows with its lines (about 70 MiB for 500): without this bound,
+/// clients asking for long invoices at once could exhaust the server's memory.
+static RENDER_BUDGET: std::sync::LazyLock<(tokio::sync::Semaphore, u32)> =
+    std::sync::LazyLock::new(|| {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let units = RENDER_UNITS_PER_CORE.saturating_mul(u32::try_from(cores).unwrap_or(1));
+        (tokio::sync::Semaphore::new(units as usize), units)
+    });
+
+/// A render's share of the budget: its lines plus a fixed cost for the page furniture.
+/// An invoice longer than the whole budget waits until it can run alone.
+fn render_weight(lines: usize, budget: u32) -> u32 {
+    u32::try_from(lines)
+        .unwrap_or(u32::MAX)
+        .saturating_add(50)
+        .min(budget)
+}
+
 /// Renders (unless the client already has it) and answers the PDF.
 async fn respond(doc: InvoiceDocument, headers: &HeaderMap, filename: &str) -> ApiResult<Response> {
     let data = serde_json::to_vec(&doc).map_err(|e| ApiError::Internal(e.into()))?;
@@ -210,18 +234,29 @@ async fn respond(doc: InvoiceDocument, headers: &HeaderMap, filename: &str) -> A
     {
         return Ok((StatusCode::NOT_MODIFIED, [(header::ETAG, etag)]).into_response());
     }
-    let pdf = tokio::task::spawn_blocking(move || render::render_invoice(&doc))
+    let (budget, units) = &*RENDER_BUDGET;
+    let permit = budget
+        .acquire_many(render_weight(doc.lines.len(), *units))
         .await
-        .map_err(|e| ApiError::Internal(e.into()))?
-        .map_err(|e| match e {
-            render::RenderError::Snippet { .. } | render::RenderError::SnippetTooLarge { .. } => ApiError::bad_request(
-                format!("The company's Typst snippet does not compile: {e}. Fix it with PATCH /v1/company."),
-            ),
-            render::RenderError::Timeout(_) | render::RenderError::Busy(_) => {
-                ApiError::Unavailable(format!("The PDF could not be rendered now ({e}); try again shortly."))
-            }
-            other => ApiError::Internal(anyhow::anyhow!("render: {other}")),
-        })?;
+        .map_err(|e| ApiError::Internal(e.into()))?;
+    let pdf = tokio::task::spawn_blocking(move || {
+        // Held until the render ends, even if the client has gone.
+        let _permit = permit;
+        render::render_invoice(&doc)
+    })
+    .await
+    .map_err(|e| ApiError::Internal(e.into()))?
+    .map_err(|e| match e {
+        render::RenderError::Snippet { .. } | render::RenderError::SnippetTooLarge { .. } => {
+            ApiError::bad_request(format!(
+                "The company's Typst snippet does not compile: {e}. Fix it with PATCH /v1/company."
+            ))
+        }
+        render::RenderError::Timeout(_) | render::RenderError::Busy(_) => ApiError::Unavailable(
+            format!("The PDF could not be rendered now ({e}); try again shortly."),
+        ),
+        other => ApiError::Internal(anyhow::anyhow!("render: {other}")),
+    })?;
     Ok((
         [
             (header::CONTENT_TYPE, "application/pdf".to_owned()),
@@ -404,4 +439,22 @@ pub async fn proforma_pdf(
         notes: None,
     };
     respond(doc, &headers, &p.reference).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_invoices_take_more_of_the_render_budget_but_never_more_than_all_of_it() {
+        let budget = 2 * RENDER_UNITS_PER_CORE;
+        assert_eq!(render_weight(1, budget), 51);
+        assert_eq!(render_weight(500, budget), 550);
+        // Two 500-line invoices fill a two-core budget; a third waits.
+        assert!(3 * render_weight(500, budget) > budget);
+        assert!(2 * render_weight(500, budget) <= budget);
+        // One too long for the budget runs alone rather than never.
+        assert_eq!(render_weight(5_000, budget), budget);
+        assert_eq!(render_weight(usize::MAX, budget), budget);
+    }
 }
