@@ -243,7 +243,7 @@ fn widest_cells(lines: &[[String; 5]]) -> Vec<Vec<String>> {
             let mut best: Vec<&String> = Vec::with_capacity(4);
             for line in lines {
                 let cell = &line[column];
-                if best.iter().any(|b| *b == cell) {
+                if best.contains(&cell) {
                     continue;
                 }
                 best.push(cell);
