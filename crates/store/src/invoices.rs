@@ -173,6 +173,27 @@ pub async fn get(
     .await
 }
 
+/// Takes a draft to issue it: the draft, if it still is one, with its row locked until
+/// the transaction ends (`None` if there is no such draft).
+///
+/// A plain read would let two transactions issue the same draft on PostgreSQL, both
+/// seeing it as a draft: the second would overwrite the first's number and leave a
+/// gap. Here the second waits for the first to commit, then finds no draft.
+pub async fn claim_draft(
+    conn: &mut AnyConnection,
+    company_id: &str,
+    id: &str,
+) -> sqlx::Result<Option<InvoiceRow>> {
+    sqlx::query_as::<_, InvoiceRow>(sqlx::AssertSqlSafe(format!(
+        "UPDATE invoices SET status = status WHERE company_id = $1 AND id = $2 AND status = 'draft' \
+         RETURNING {COLUMNS}"
+    )))
+    .bind(company_id)
+    .bind(id)
+    .fetch_optional(conn)
+    .await
+}
+
 /// Filters of the invoice list; `None` means any.
 #[derive(Debug, Clone, Default)]
 pub struct Filter<'a> {

@@ -964,3 +964,37 @@ db_test!(tax_prefill_writes_nothing_and_answers_ai_directly, |app| {
         .expect(400);
     assert!(resp.text().contains("recipient_id"));
 });
+
+db_test!(issuing_one_draft_twice_at_once_issues_it_once, |app| {
+    let customer = settled_with_customer(&app).await;
+    for round in 0..6 {
+        let d = app
+            .draft(
+                &app.a,
+                json!({"recipient_id": customer, "lines": one_line(100)}),
+            )
+            .await;
+        let path = format!("/v1/invoices/{}/issue", d["id"].as_str().unwrap());
+        let calls = (0..16).map(|_| app.call("POST", &path, As::Human(&app.a), None));
+        let answers = futures::future::join_all(calls).await;
+        let issued: Vec<&_> = answers
+            .iter()
+            .filter(|r| r.status.as_u16() == 200)
+            .collect();
+        assert_eq!(issued.len(), 1, "round {round}: exactly one issue succeeds");
+        for r in answers.iter().filter(|r| r.status.as_u16() != 200) {
+            assert_eq!(r.status.as_u16(), 409, "round {round}: {}", r.text());
+        }
+        // The number the winner got is the one stored, and no number was burnt.
+        let number = issued[0].json()["invoice_number"].clone();
+        assert_eq!(number, round + 1);
+        let stored = app
+            .get(
+                &format!("/v1/invoices/{}", d["id"].as_str().unwrap()),
+                As::Human(&app.a),
+            )
+            .await
+            .json();
+        assert_eq!(stored["invoice_number"], number);
+    }
+});

@@ -54,11 +54,29 @@ pub async fn issue_invoice(
         (company, recipient)
     };
     let mut conn = tx.conn().await?;
-    // Read again under the write lock: a concurrent request may have issued or changed it.
-    let row = load(&mut conn, &caller.company_id, &id).await?;
-    ensure_draft(&row)?;
+    // Taken again under the write lock: a concurrent request may have issued or changed it.
+    let row = claim(&mut conn, &caller.company_id, &id).await?;
     let issued = issue_draft(&mut conn, &state, &company, recipient, row).await?;
     Ok(Json(view(issued, caller.language)))
+}
+
+/// The draft `id`, locked for issuing ([`store::invoices::claim_draft`]); 404 or 409 when
+/// it is not (or no longer) a draft.
+async fn claim(
+    conn: &mut sqlx::AnyConnection,
+    company_id: &str,
+    id: &str,
+) -> ApiResult<store::invoices::InvoiceRow> {
+    match store::invoices::claim_draft(conn, company_id, id).await? {
+        Some(row) => Ok(row),
+        None => {
+            let row = load(conn, company_id, id).await?;
+            ensure_draft(&row)?;
+            Err(ApiError::Internal(anyhow::anyhow!(
+                "draft {id} could not be claimed for issuing"
+            )))
+        }
+    }
 }
 
 /// The caller's company, once it is checked to be allowed to issue ([`require_can_issue`]).
@@ -280,9 +298,8 @@ pub async fn bulk_issue(
     let mut conn = tx.conn().await?;
     let mut drafts = Vec::new();
     for id in ids {
-        if let Some(row) = store::invoices::get(&mut conn, &caller.company_id, &id).await?
-            && row.status == "draft"
-        {
+        // Locked for issuing; ids that are not (or no longer) drafts are skipped.
+        if let Some(row) = store::invoices::claim_draft(&mut conn, &caller.company_id, &id).await? {
             drafts.push(row);
         }
     }
