@@ -998,3 +998,68 @@ db_test!(issuing_one_draft_twice_at_once_issues_it_once, |app| {
         assert_eq!(stored["invoice_number"], number);
     }
 });
+
+db_test!(
+    refused_writes_are_answered_while_another_writer_holds_the_database,
+    |app| {
+        let customer = settled_with_customer(&app).await;
+        let issued = app
+            .draft(
+                &app.a,
+                json!({"recipient_id": customer, "lines": one_line(100)}),
+            )
+            .await;
+        let issued_id = issued["id"].as_str().unwrap().to_owned();
+        app.issue(&app.a, &issued_id).await;
+
+        // Another process holds the writer: on SQLite the database's one write lock, on
+        // PostgreSQL a lock that lets invoices be read but not written.
+        let other = store::Db::connect(&app.url).await.unwrap();
+        let mut held = other.begin_write().await.unwrap();
+        if app.engine == Engine::Postgres {
+            use sqlx::Executor;
+            held.conn()
+                .execute("LOCK TABLE invoices IN EXCLUSIVE MODE")
+                .await
+                .unwrap();
+        }
+
+        // Requests refused before they write are answered now, not after the writer is
+        // free (on SQLite they used to wait for the lock and fail with a 500).
+        let no_recipient = app
+            .call(
+                "POST",
+                "/v1/invoices",
+                As::Human(&app.a),
+                Some(json!({"recipient_id": "no-such-entity", "lines": one_line(100)})),
+            )
+            .await;
+        assert_eq!(no_recipient.status.as_u16(), 400, "{}", no_recipient.text());
+        let again = app
+            .call(
+                "POST",
+                &format!("/v1/invoices/{issued_id}/issue"),
+                As::Human(&app.a),
+                None,
+            )
+            .await;
+        assert_eq!(again.status.as_u16(), 409, "{}", again.text());
+        let unknown = app
+            .call(
+                "POST",
+                "/v1/invoices/no-such-invoice/issue",
+                As::Human(&app.a),
+                None,
+            )
+            .await;
+        assert_eq!(unknown.status.as_u16(), 404, "{}", unknown.text());
+
+        held.rollback().await.unwrap();
+        // Once the writer is free, writing works as before.
+        app.draft(
+            &app.a,
+            json!({"recipient_id": customer, "lines": one_line(100)}),
+        )
+        .await;
+    }
+);
