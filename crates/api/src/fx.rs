@@ -1,7 +1,12 @@
 //! Exchange rates: frozen as supplied, otherwise fetched at issue from a daily
 //! reference-rate feed in the ECB's XML format, cached per day.
 
-use std::{collections::HashMap, str::FromStr, sync::Mutex, time::Duration};
+use std::{
+    collections::HashMap,
+    str::FromStr,
+    sync::Mutex,
+    time::{Duration, Instant},
+};
 
 use chrono::NaiveDate;
 use rust_decimal::Decimal;
@@ -13,11 +18,17 @@ struct DailyRates {
     per_eur: HashMap<String, Decimal>,
 }
 
+/// How long a failed fetch is not retried: issues that need a rate in the meantime fail at
+/// once (asking for the rate in the draft) instead of each waiting for the feed again.
+const RETRY_AFTER_FAILURE: Duration = Duration::from_secs(60);
+
 /// Fetches and caches daily reference rates.
 #[derive(Debug)]
 pub struct RateProvider {
     url: String,
     cache: Mutex<Option<(NaiveDate, DailyRates)>>,
+    /// When the last fetch failed, if it did.
+    failed_at: Mutex<Option<Instant>>,
 }
 
 /// A rate found for a pair, with the day it applies to.
@@ -33,6 +44,7 @@ impl RateProvider {
         Self {
             url,
             cache: Mutex::new(None),
+            failed_at: Mutex::new(None),
         }
     }
 
@@ -73,15 +85,30 @@ impl RateProvider {
         {
             return Some(rates.clone());
         }
-        let url = self.url.clone();
-        let body = tokio::task::spawn_blocking(move || fetch(&url))
-            .await
-            .ok()??;
-        let rates = parse_ecb(&body)?;
-        if let Ok(mut cache) = self.cache.lock() {
-            *cache = Some((today, rates.clone()));
+        if let Ok(failed) = self.failed_at.lock()
+            && failed.is_some_and(|at| at.elapsed() < RETRY_AFTER_FAILURE)
+        {
+            return None;
         }
-        Some(rates)
+        let url = self.url.clone();
+        let rates = tokio::task::spawn_blocking(move || fetch(&url))
+            .await
+            .ok()
+            .flatten()
+            .and_then(|body| parse_ecb(&body));
+        match &rates {
+            Some(rates) => {
+                if let Ok(mut cache) = self.cache.lock() {
+                    *cache = Some((today, rates.clone()));
+                }
+            }
+            None => {
+                if let Ok(mut failed) = self.failed_at.lock() {
+                    *failed = Some(Instant::now());
+                }
+            }
+        }
+        rates
     }
 }
 

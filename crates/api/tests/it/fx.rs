@@ -101,3 +101,77 @@ async fn rates_fetched_at_issue_sqlite() {
 async fn rates_fetched_at_issue_postgres() {
     fetched_at_issue(Engine::Postgres).await;
 }
+
+/// A feed that is down: answers 503 and counts the requests.
+async fn broken_feed() -> (String, Arc<AtomicUsize>) {
+    let hits = Arc::new(AtomicUsize::new(0));
+    let counter = hits.clone();
+    let app = axum::Router::new().route(
+        "/eurofxref-daily.xml",
+        axum::routing::get(move || {
+            counter.fetch_add(1, Ordering::SeqCst);
+            async { (axum::http::StatusCode::SERVICE_UNAVAILABLE, "down") }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (format!("http://{addr}/eurofxref-daily.xml"), hits)
+}
+
+async fn feed_down(engine: Engine) {
+    let (url, hits) = broken_feed().await;
+    let app = TestApp::with_fx(engine, url).await;
+    app.settle(&app.a).await;
+    let customer = app
+        .entity(
+            &app.a,
+            json!({"name": "US Client", "type": "US:Inc", "address": {"country": "US"},
+            "currency_code": "USD"}),
+        )
+        .await;
+    for _ in 0..3 {
+        let d = app
+            .draft(
+                &app.a,
+                json!({"recipient_id": customer, "lines": one_line(10000)}),
+            )
+            .await;
+        let resp = app
+            .call(
+                "POST",
+                &format!("/v1/invoices/{}/issue", d["id"].as_str().unwrap()),
+                As::Human(&app.a),
+                None,
+            )
+            .await
+            .expect(400);
+        assert!(
+            resp.text().contains("USD->EUR") && resp.text().contains("exchange_rates"),
+            "says which rate to supply: {}",
+            resp.text()
+        );
+    }
+    // The feed was asked once: the next issues did not wait for it again.
+    assert_eq!(hits.load(Ordering::SeqCst), 1);
+    // A rate supplied in the draft still issues while the feed is down.
+    let d = app
+        .draft(
+            &app.a,
+            json!({"recipient_id": customer, "lines": one_line(10000),
+                "exchange_rates": [{"from": "USD", "to": "EUR", "rate": "0.95"}]}),
+        )
+        .await;
+    let issued = app.issue(&app.a, d["id"].as_str().unwrap()).await;
+    assert_eq!(issued["exchange_rates"][0]["rate"], "0.95");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_feed_that_is_down_is_not_asked_again_for_every_issue_sqlite() {
+    feed_down(Engine::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_feed_that_is_down_is_not_asked_again_for_every_issue_postgres() {
+    feed_down(Engine::Postgres).await;
+}

@@ -51,6 +51,16 @@ pub async fn issue_invoice(
         let company = issuing_company(&mut db, &caller).await?;
         let recipient =
             store::entities::get(&mut db, &caller.company_id, &draft.recipient_id).await?;
+        drop(db);
+        // Rates missing from the draft come from the daily feed: fetched here, not while
+        // holding the writer (issuing below finds them in the feed's cache), and a rate that
+        // cannot be had is refused now.
+        let template = recipient.as_ref().and_then(|r| {
+            r.template_json
+                .as_deref()
+                .and_then(|t| serde_json::from_str::<EntityTemplate>(t).ok())
+        });
+        freeze_rates(&state, &company, &draft, template.as_ref(), state.now()).await?;
         (company, recipient)
     };
     let mut conn = tx.conn().await?;
