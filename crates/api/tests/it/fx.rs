@@ -152,6 +152,23 @@ async fn feed_down(engine: Engine) {
             resp.text()
         );
     }
+    // Bulk issue is refused the same way.
+    let d = app
+        .draft(
+            &app.a,
+            json!({"recipient_id": customer, "lines": one_line(10000)}),
+        )
+        .await;
+    let resp = app
+        .call(
+            "POST",
+            "/v1/invoices/bulk/issue",
+            As::Human(&app.a),
+            Some(json!({"ids": [d["id"]]})),
+        )
+        .await
+        .expect(400);
+    assert!(resp.text().contains("USD->EUR"), "{}", resp.text());
     // The feed was asked once: the next issues did not wait for it again.
     assert_eq!(hits.load(Ordering::SeqCst), 1);
     // A rate supplied in the draft still issues while the feed is down.
