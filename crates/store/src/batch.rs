@@ -4,8 +4,9 @@
 //! renumbers them. SQLite runs the statements one after another from a single query string;
 //! PostgreSQL, which prepares one statement at a time, runs them as data-modifying `WITH`
 //! clauses of one statement (all of them execute, on the same snapshot). So a batch suits
-//! writes that do not read each other's changes, such as the rollups updated beside the row
-//! that caused them.
+//! writes that do not read each other's changes and never touch the same row twice
+//! (PostgreSQL refuses an upsert that would), such as the rollups updated beside the row
+//! that caused them, one row of each table.
 //!
 //! On SQLite every statement is a hand-off to the connection's thread and back, made while
 //! the single writer is held; a batch makes it one.
