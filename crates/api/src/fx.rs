@@ -75,13 +75,6 @@ impl RateProvider {
         })
     }
 
-    /// Reads today's feed into the cache if it is not there yet (or notes that it cannot
-    /// be read), so that quotes asked for afterwards need no request: writers call this
-    /// before taking the database's write lock.
-    pub async fn warm(&self, today: NaiveDate) {
-        let _ = self.rates(today).await;
-    }
-
     async fn rates(&self, today: NaiveDate) -> Option<DailyRates> {
         if self.url.is_empty() {
             return None;

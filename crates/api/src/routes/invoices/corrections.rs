@@ -84,8 +84,6 @@ pub async fn correct_invoice(
         ensure_issued(&load(&mut db, &caller.company_id, &id).await?)?;
         issue::issuing_company(&mut db, &caller).await?
     };
-    // Any rate the corrective invoice lacks then comes from the cache, not the network.
-    state.fx.warm(state.now().date_naive()).await;
     let mut conn = tx.conn().await?;
     let row = corrective_draft(&mut conn, &state, &caller, &id, req).await?;
     store::invoices::insert(&mut conn, &row).await?;

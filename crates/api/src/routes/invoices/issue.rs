@@ -305,8 +305,6 @@ pub async fn bulk_issue(
         let mut db = state.db.pool().acquire().await?;
         issuing_company(&mut db, &caller).await?
     };
-    // Any rate missing from the drafts then comes from the cache, not the network.
-    state.fx.warm(state.now().date_naive()).await;
     let mut conn = tx.conn().await?;
     let mut drafts = Vec::new();
     for id in ids {
