@@ -13,15 +13,16 @@ const FEED: &str = "<?xml version='1.0' encoding='UTF-8'?><gesmes:Envelope><Cube
     <Cube time='2026-11-20'><Cube currency='USD' rate='1.0500'/><Cube currency='GBP' rate='0.8400'/></Cube>\
     </Cube></gesmes:Envelope>";
 
-/// Serves FEED on a free loopback port and counts the requests.
-async fn feed() -> (String, Arc<AtomicUsize>) {
+/// Serves `status` and `body` as the feed on a free loopback port and counts the requests.
+async fn serve_feed(status: u16, body: &'static str) -> (String, Arc<AtomicUsize>) {
     let hits = Arc::new(AtomicUsize::new(0));
     let counter = hits.clone();
+    let status = axum::http::StatusCode::from_u16(status).unwrap();
     let app = axum::Router::new().route(
         "/eurofxref-daily.xml",
         axum::routing::get(move || {
             counter.fetch_add(1, Ordering::SeqCst);
-            async { FEED }
+            async move { (status, body) }
         }),
     );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -31,7 +32,7 @@ async fn feed() -> (String, Arc<AtomicUsize>) {
 }
 
 async fn fetched_at_issue(engine: Engine) {
-    let (url, hits) = feed().await;
+    let (url, hits) = serve_feed(200, FEED).await;
     let app = TestApp::with_fx(engine, url).await;
     app.settle(&app.a).await;
     let customer = app
@@ -102,25 +103,9 @@ async fn rates_fetched_at_issue_postgres() {
     fetched_at_issue(Engine::Postgres).await;
 }
 
-/// A feed that is down: answers 503 and counts the requests.
-async fn broken_feed() -> (String, Arc<AtomicUsize>) {
-    let hits = Arc::new(AtomicUsize::new(0));
-    let counter = hits.clone();
-    let app = axum::Router::new().route(
-        "/eurofxref-daily.xml",
-        axum::routing::get(move || {
-            counter.fetch_add(1, Ordering::SeqCst);
-            async { (axum::http::StatusCode::SERVICE_UNAVAILABLE, "down") }
-        }),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    (format!("http://{addr}/eurofxref-daily.xml"), hits)
-}
-
 async fn feed_down(engine: Engine) {
-    let (url, hits) = broken_feed().await;
+    // A feed that is down.
+    let (url, hits) = serve_feed(503, "down").await;
     let app = TestApp::with_fx(engine, url).await;
     app.settle(&app.a).await;
     let customer = app
