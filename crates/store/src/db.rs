@@ -1,6 +1,10 @@
 //! Connecting, migrating and opening write transactions on either engine.
 
-use std::{str::FromStr, sync::Arc, time::Duration};
+use std::{
+    str::FromStr,
+    sync::{Arc, Weak},
+    time::Duration,
+};
 
 use sqlx::{
     Any, AnyPool, Executor, Transaction,
@@ -27,7 +31,18 @@ pub struct Db {
     write_gate: Option<Arc<Semaphore>>,
     /// Where receipts and report PDFs keep their bytes.
     files: crate::files::Files,
+    /// Alive while any clone of this `Db` is: the SQLite checkpointer stops when it is gone.
+    _alive: Arc<()>,
 }
+
+/// How often the background checkpointer copies SQLite's write-ahead log into the database.
+const CHECKPOINT_EVERY: Duration = Duration::from_millis(200);
+
+/// Frames in the log past which it is started over (see [`checkpoint_in_background`]).
+const RESTART_AFTER_FRAMES: i64 = 8192;
+
+/// Largest write-ahead log kept on disk after a checkpoint has emptied it.
+const WAL_SIZE_LIMIT: i64 = 64 * 1024 * 1024;
 
 impl std::fmt::Debug for Db {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -89,6 +104,14 @@ impl Db {
                         conn.execute("PRAGMA synchronous = NORMAL").await?;
                         conn.execute("PRAGMA foreign_keys = ON").await?;
                         conn.execute("PRAGMA busy_timeout = 10000").await?;
+                        // Commits only append to the log; copying it into the database
+                        // (a checkpoint, with an fsync) is left to the background
+                        // checkpointer, so it never runs while a request holds the writer.
+                        conn.execute("PRAGMA wal_autocheckpoint = 0").await?;
+                        conn.execute(sqlx::AssertSqlSafe(format!(
+                            "PRAGMA journal_size_limit = {WAL_SIZE_LIMIT}"
+                        )))
+                        .await?;
                     }
                     Ok(())
                 })
@@ -96,12 +119,32 @@ impl Db {
             .connect_with(options)
             .await
             .map_err(|e| anyhow::anyhow!("cannot open the database {}: {e}", redact_url(&url)))?;
+        let alive = Arc::new(());
+        let write_gate = (backend == Backend::Sqlite).then(|| Arc::new(Semaphore::new(1)));
+        if let Some(gate) = &write_gate {
+            tokio::spawn(checkpoint_in_background(
+                pool.clone(),
+                gate.clone(),
+                Arc::downgrade(&alive),
+            ));
+        }
         Ok(Self {
             pool,
             backend,
-            write_gate: (backend == Backend::Sqlite).then(|| Arc::new(Semaphore::new(1))),
+            write_gate,
             files: crate::files::Files::Database,
+            _alive: alive,
         })
+    }
+
+    /// Copies SQLite's write-ahead log into the database now, as far as readers allow
+    /// (`PRAGMA wal_checkpoint(PASSIVE)`): frames in the log and frames copied. The
+    /// background checkpointer does this every 200 ms; nothing to do on PostgreSQL.
+    pub async fn checkpoint(&self) -> sqlx::Result<(i64, i64)> {
+        match self.backend {
+            Backend::Sqlite => checkpoint(&self.pool).await,
+            Backend::Postgres => Ok((0, 0)),
+        }
     }
 
     /// The same database keeping file bytes in `files` (an object store, say).
@@ -162,6 +205,56 @@ impl Db {
     pub async fn close(&self) {
         self.pool.close().await;
     }
+}
+
+/// Checkpoints SQLite's log every [`CHECKPOINT_EVERY`] until the last clone of its `Db`
+/// is dropped or the pool is closed.
+///
+/// A commit in WAL mode appends the changed pages to the log; by default SQLite copies
+/// the log back into the database (and syncs it) inside the commit that takes the log
+/// past 1,000 pages, so every few dozen requests one would hold the single writer for a
+/// whole checkpoint. Here commits never checkpoint (`wal_autocheckpoint = 0`) and this
+/// task copies the log beside them with passive checkpoints, which wait for no reader
+/// or writer. SQLite starts the log over from its beginning only when a writer finds it
+/// wholly copied and no reader still in it, which under steady reads and writes never
+/// happens by itself: once the log is past [`RESTART_AFTER_FRAMES`], a restarting
+/// checkpoint is taken while holding the writer gate. Most of the log is copied by then,
+/// so writers wait for the few frames written since and for readers to finish (a few
+/// milliseconds, every second or so under full load).
+async fn checkpoint_in_background(pool: AnyPool, gate: Arc<Semaphore>, alive: Weak<()>) {
+    let mut failing = false;
+    loop {
+        tokio::time::sleep(CHECKPOINT_EVERY).await;
+        if alive.strong_count() == 0 || pool.is_closed() {
+            return;
+        }
+        let done = async {
+            let (log, _) = checkpoint(&pool).await?;
+            if log > RESTART_AFTER_FRAMES {
+                let _writer = gate.acquire().await.map_err(|_| sqlx::Error::PoolClosed)?;
+                sqlx::query("PRAGMA wal_checkpoint(RESTART)")
+                    .execute(&pool)
+                    .await?;
+            }
+            Ok::<_, sqlx::Error>(())
+        };
+        match done.await {
+            Ok(()) => failing = false,
+            // Said once per run of failures, not five times a second.
+            Err(e) if !failing => {
+                failing = true;
+                tracing::warn!(error = %e, "checkpointing the SQLite log failed; will retry");
+            }
+            Err(_) => {}
+        }
+    }
+}
+
+async fn checkpoint(pool: &AnyPool) -> sqlx::Result<(i64, i64)> {
+    let (_busy, log, copied): (i64, i64, i64) = sqlx::query_as("PRAGMA wal_checkpoint(PASSIVE)")
+        .fetch_one(pool)
+        .await?;
+    Ok((log, copied))
 }
 
 /// A write transaction; dropping it without [`WriteTx::commit`] rolls it back.
@@ -234,6 +327,94 @@ pub fn redact_url(url: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Commits leave the log to the background checkpointer, which copies it into the
+    /// database file on its own, and starts it over when it grows long, even while
+    /// readers keep reading: the log does not grow without bound.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sqlite_checkpoints_in_the_background_and_keeps_the_log_bounded() {
+        let dir = std::env::temp_dir().join(format!("store-ckpt-{}", crate::new_id()));
+        let file = dir.join("db.sqlite");
+        let db = Db::connect(&format!("sqlite://{}", file.display()))
+            .await
+            .unwrap();
+        let mut conn = db.pool().acquire().await.unwrap();
+        let (auto,): (i64,) = sqlx::query_as("PRAGMA wal_autocheckpoint")
+            .fetch_one(&mut *conn)
+            .await
+            .unwrap();
+        assert_eq!(
+            auto, 0,
+            "commits must never checkpoint while holding the writer"
+        );
+        drop(conn);
+        let write = |len: usize| {
+            let db = db.clone();
+            async move {
+                let mut tx = db.begin_write().await.unwrap();
+                sqlx::query("INSERT INTO blobs (data) VALUES ($1)")
+                    .bind("x".repeat(len))
+                    .execute(tx.conn())
+                    .await
+                    .unwrap();
+                tx.commit().await.unwrap();
+            }
+        };
+        let mut tx = db.begin_write().await.unwrap();
+        tx.conn()
+            .execute("CREATE TABLE blobs (data TEXT NOT NULL)")
+            .await
+            .unwrap();
+        tx.commit().await.unwrap();
+        // Readers that overlap, so one is nearly always reading from the log (which keeps
+        // SQLite from starting it over by itself).
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let readers: Vec<_> = (0..4)
+            .map(|_| {
+                let (db, stop) = (db.clone(), stop.clone());
+                tokio::spawn(async move {
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        sqlx::query("SELECT SUM(LENGTH(data)) FROM blobs")
+                            .execute(db.pool())
+                            .await
+                            .unwrap();
+                    }
+                })
+            })
+            .collect();
+
+        // 2 MiB committed: it reaches the database file with no further write.
+        write(2 << 20).await;
+        let size = || std::fs::metadata(&file).map(|m| m.len()).unwrap_or(0);
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while size() < 2 << 20 && std::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(
+            size() >= 2 << 20,
+            "the log was never copied ({} bytes)",
+            size()
+        );
+
+        // 128 MiB more in small commits, written and read without a pause: 32,000 frames,
+        // while the log is started over from the beginning past 8,192 (32 MiB), so the file
+        // never needs to grow much beyond that. Without the restart it would hold them all.
+        for _ in 0..4096 {
+            write(32 << 10).await;
+        }
+        let wal = std::fs::metadata(dir.join("db.sqlite-wal")).unwrap().len();
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        for reader in readers {
+            reader.await.unwrap();
+        }
+        assert!(
+            wal < 96 << 20,
+            "the log grew to {} MiB: it was never started over",
+            wal >> 20
+        );
+        db.close().await;
+        let _ = std::fs::remove_dir_all(dir);
+    }
 
     #[test]
     fn redacts_passwords() {
