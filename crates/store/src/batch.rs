@@ -64,8 +64,38 @@ impl Batch {
 
     /// Runs every statement, in one round trip; the first error fails the whole batch.
     pub async fn execute(self, conn: &mut AnyConnection) -> sqlx::Result<()> {
-        if self.statements.is_empty() {
+        let Some((sql, args)) = self.into_query(conn)? else {
             return Ok(());
+        };
+        sqlx::query_with(AssertSqlSafe(sql), args)
+            .execute(conn)
+            .await?;
+        Ok(())
+    }
+
+    /// Runs every statement, in one round trip, and returns the one column of the row the
+    /// last statement returns (`... RETURNING x`), if it returned one. The statements before
+    /// it run either way, so when `None` means "not done", the caller rolls back.
+    pub async fn fetch_optional<T>(self, conn: &mut AnyConnection) -> sqlx::Result<Option<T>>
+    where
+        T: Send + Unpin,
+        (T,): for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow>,
+    {
+        let Some((sql, args)) = self.into_query(conn)? else {
+            return Ok(None);
+        };
+        // `fetch_all`, not `fetch_optional`: on SQLite the `Any` driver's `fetch_optional`
+        // looks only at the first statement's result and would miss the last one's row.
+        let mut rows: Vec<T> = sqlx::query_scalar_with(AssertSqlSafe(sql), args)
+            .fetch_all(conn)
+            .await?;
+        Ok(rows.pop())
+    }
+
+    /// The query string and its arguments; `None` for an empty batch.
+    fn into_query(self, conn: &AnyConnection) -> sqlx::Result<Option<(String, AnyArguments)>> {
+        if self.statements.is_empty() {
+            return Ok(None);
         }
         if let Some(e) = self.failed {
             return Err(sqlx::Error::Encode(e.into()));
@@ -78,11 +108,7 @@ impl Batch {
             )));
         }
         let postgres = conn.backend_name().eq_ignore_ascii_case("postgresql");
-        let sql = join(&self.statements, postgres);
-        sqlx::query_with(AssertSqlSafe(sql), self.args)
-            .execute(conn)
-            .await?;
-        Ok(())
+        Ok(Some((join(&self.statements, postgres), self.args)))
     }
 }
 

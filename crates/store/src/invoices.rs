@@ -103,32 +103,47 @@ pub(crate) fn bind_row<'q>(
         .bind(r.paid_minor)
 }
 
-/// Writes every mutable column back (drafts while edited, and the issue itself).
+/// Writes every mutable column of a draft back.
 pub async fn update(conn: &mut AnyConnection, r: &InvoiceRow) -> sqlx::Result<()> {
     let mut batch = Batch::new();
-    push_update(&mut batch, r);
+    push_update(&mut batch, r, false);
     batch.execute(conn).await
 }
 
 /// Stores a just-issued invoice and adds it to the dashboard rollups, in one round trip.
-pub async fn store_issued(conn: &mut AnyConnection, r: &InvoiceRow) -> sqlx::Result<()> {
+///
+/// `r` is the draft as it was read (its `updated_at` says which version) with the issued
+/// columns filled in; it is stored only if the draft is still a draft in that version.
+/// `false` means it was issued or changed meanwhile: the rollups were written anyway, so
+/// the caller must roll the transaction back. Checking here instead of locking the draft
+/// first saves a statement while the writer is held.
+pub async fn store_issued(conn: &mut AnyConnection, r: &InvoiceRow) -> sqlx::Result<bool> {
     let mut batch = Batch::new();
-    push_update(&mut batch, r);
     crate::dashboard::push_issue(conn, &mut batch, r).await?;
-    batch.execute(conn).await
+    // Last: the batch answers with what the last statement returns.
+    push_update(&mut batch, r, true);
+    Ok(batch.fetch_optional::<String>(conn).await?.is_some())
 }
 
-fn push_update(batch: &mut Batch, r: &InvoiceRow) {
-    batch
-        .push(
-            "UPDATE invoices SET recipient_id = $3, status = $4, supply_type = $5, currency_code = $6, \
+/// The update of every mutable column; `as_read` adds the condition that the row is still
+/// the draft of `r.updated_at` and returns its id when it was.
+fn push_update(batch: &mut Batch, r: &InvoiceRow, as_read: bool) {
+    let sql = "UPDATE invoices SET recipient_id = $3, status = $4, supply_type = $5, currency_code = $6, \
              treatment = $7, invoice_number = $8, invoice_year = $9, reference = $10, issued_at = $11, \
              order_number = $12, order_year = $13, net_total = $14, tax_total = $15, withholding_total = $16, \
              total = $17, line_count = $18, lines_json = $19, custom_placeholder_values_json = $20, \
              exchange_rates_json = $21, bank_accounts_json = $22, issuer_snapshot_json = $23, \
              recipient_snapshot_json = $24, correction_reason = $25, updated_at = $26, due_date = $27 \
-             WHERE company_id = $1 AND id = $2",
+             WHERE company_id = $1 AND id = $2";
+    let sql = if as_read {
+        format!(
+            "{sql} AND status = 'draft' AND COALESCE(updated_at, 0) = COALESCE($28, 0) RETURNING id"
         )
+    } else {
+        sql.to_owned()
+    };
+    batch
+        .push(&sql)
         .bind(r.company_id.as_str())
         .bind(r.id.as_str())
         .bind(r.recipient_id.as_str())
@@ -156,6 +171,9 @@ fn push_update(batch: &mut Batch, r: &InvoiceRow) {
         .bind(r.correction_reason.as_deref())
         .bind(crate::now_micros())
         .bind(r.due_date);
+    if as_read {
+        batch.bind(r.updated_at);
+    }
 }
 
 /// One invoice of the company.

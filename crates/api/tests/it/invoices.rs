@@ -999,6 +999,66 @@ db_test!(issuing_one_draft_twice_at_once_issues_it_once, |app| {
     }
 });
 
+// Issuing reads the draft before its write transaction and stores it only if it is still
+// that draft. A change that lands in between (here made by another connection that holds
+// the writer, so the issue must wait for it) is not overwritten with the old content: the
+// issue is refused, nothing is numbered, and issuing again issues the draft as it is now.
+db_test!(
+    a_draft_changed_while_being_issued_is_not_issued_as_it_was,
+    |app| {
+        let customer = settled_with_customer(&app).await;
+        let d = app
+            .draft(
+                &app.a,
+                json!({"recipient_id": customer, "lines": one_line(100)}),
+            )
+            .await;
+        let id = d["id"].as_str().unwrap().to_owned();
+        assert!(d["due_date"].is_null());
+
+        let other = store::Db::connect(&app.url).await.unwrap();
+        let mut held = other.begin_write().await.unwrap();
+        let due = chrono::Utc::now().timestamp_micros() + 30 * 86_400_000_000;
+        sqlx::query("UPDATE invoices SET due_date = $1, updated_at = $2 WHERE id = $3")
+            .bind(due)
+            .bind(chrono::Utc::now().timestamp_micros())
+            .bind(&id)
+            .execute(held.conn())
+            .await
+            .unwrap();
+        // The issue reads the draft as committed (without the change), then waits for the
+        // writer; the change is committed while it waits.
+        let path = format!("/v1/invoices/{id}/issue");
+        let (issue, ()) = futures::join!(app.call("POST", &path, As::Human(&app.a), None), async {
+            tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+            held.commit().await.unwrap();
+        });
+        assert_eq!(issue.status.as_u16(), 409, "{}", issue.text());
+        assert!(
+            issue.text().contains("changed while it was being issued"),
+            "{}",
+            issue.text()
+        );
+
+        let stored = app
+            .get(&format!("/v1/invoices/{id}"), As::Human(&app.a))
+            .await
+            .json();
+        assert_eq!(stored["status"], "draft");
+        assert!(
+            stored["due_date"].is_string(),
+            "the change is kept: {stored}"
+        );
+        let issued = app.issue(&app.a, &id).await;
+        assert_eq!(
+            issued["invoice_number"], 1,
+            "no number was used by the refused issue"
+        );
+        assert_eq!(issued["due_date"], stored["due_date"]);
+        other.close().await;
+    }
+);
+
 db_test!(
     refused_writes_are_answered_while_another_writer_holds_the_database,
     |app| {

@@ -41,10 +41,11 @@ pub async fn issue_invoice(
     tx: Tx,
     Path(id): Path<String>,
 ) -> ApiResult<Json<Invoice>> {
-    // What does not change under the draft is read first, on a pooled connection, so a
-    // refusal (unknown id, already issued, terms not accepted) never takes the writer and
-    // the write transaction below holds SQLite's single writer for as short as it can.
-    let (company, recipient) = {
+    // Everything is read first, on a pooled connection, so a refusal (unknown id, already
+    // issued, terms not accepted, no exchange rate) never takes the writer, and the write
+    // transaction below holds SQLite's single writer for as short as it can: it takes the
+    // number and stores the invoice only if the draft is still as read here.
+    let (draft, company, recipient) = {
         let mut db = state.db.pool().acquire().await?;
         let draft = load(&mut db, &caller.company_id, &id).await?;
         ensure_draft(&draft)?;
@@ -61,31 +62,26 @@ pub async fn issue_invoice(
                 .and_then(|t| serde_json::from_str::<EntityTemplate>(t).ok())
         });
         freeze_rates(&state, &company, &draft, template.as_ref(), state.now()).await?;
-        (company, recipient)
+        (draft, company, recipient)
     };
     let mut conn = tx.conn().await?;
-    // Taken again under the write lock: a concurrent request may have issued or changed it.
-    let row = claim(&mut conn, &caller.company_id, &id).await?;
-    let issued = issue_draft(&mut conn, &state, &company, recipient, row).await?;
+    let issued = issue_draft(&mut conn, &state, &company, recipient, draft).await?;
     Ok(Json(view(issued, caller.language)))
 }
 
-/// The draft `id`, locked for issuing ([`store::invoices::claim_draft`]); 404 or 409 when
-/// it is not (or no longer) a draft.
-async fn claim(
-    conn: &mut sqlx::AnyConnection,
-    company_id: &str,
-    id: &str,
-) -> ApiResult<store::invoices::InvoiceRow> {
-    match store::invoices::claim_draft(conn, company_id, id).await? {
-        Some(row) => Ok(row),
-        None => {
-            let row = load(conn, company_id, id).await?;
-            ensure_draft(&row)?;
-            Err(ApiError::Internal(anyhow::anyhow!(
-                "draft {id} could not be claimed for issuing"
-            )))
-        }
+/// Why a draft read before the write transaction could not be issued inside it: it is gone
+/// (404), was issued by a concurrent request (409), or was changed meanwhile (409, retry).
+async fn lost_draft(conn: &mut sqlx::AnyConnection, company_id: &str, id: &str) -> ApiError {
+    let row = match load(conn, company_id, id).await {
+        Ok(row) => row,
+        Err(e) => return e,
+    };
+    match ensure_draft(&row) {
+        Err(e) => e,
+        Ok(()) => ApiError::Conflict(format!(
+            "Invoice {id} was changed while it was being issued; nothing was issued. Issue it \
+             again to issue the draft as it is now."
+        )),
     }
 }
 
@@ -132,8 +128,11 @@ pub async fn require_can_issue(
 
 /// Issues one draft inside the caller's transaction and returns the stored row.
 ///
-/// `company` comes from [`issuing_company`]; `recipient`, when given, is the draft's
-/// recipient read earlier (it is read here when missing or not the draft's).
+/// `row` is the draft as read (before the transaction, or locked with
+/// [`store::invoices::claim_draft`]); if it is no longer that draft when stored, nothing is
+/// issued and the error says why (the caller's transaction must roll back). `company` comes
+/// from [`issuing_company`]; `recipient`, when given, is the draft's recipient read earlier
+/// (it is read here when missing or not the draft's).
 pub async fn issue_draft(
     conn: &mut sqlx::AnyConnection,
     state: &AppState,
@@ -189,7 +188,9 @@ pub async fn issue_draft(
     row.exchange_rates_json = to_json(&rates)?;
     row.issuer_snapshot_json = Some(to_json(&issuer_snapshot(company))?);
     row.recipient_snapshot_json = Some(to_json(&Entity::from(recipient.clone()))?);
-    store::invoices::store_issued(conn, &row).await?;
+    if !store::invoices::store_issued(conn, &row).await? {
+        return Err(lost_draft(conn, &company.id, &row.id).await);
+    }
     if crate::aeat::is_spanish(company) {
         let corrected = match &row.corrected_invoice_id {
             Some(id) => store::invoices::get(conn, &company.id, id).await?,
