@@ -1,4 +1,4 @@
-//! A small closed-loop load generator for the service and the ceiling.
+//! A small load generator for the service and the ceiling.
 //!
 //! `loadgen seed --base URL --token T --proof P [--pdf-invoices K]` settles a company,
 //! issues one invoice and prints `{"token","proof","entity","invoice","invoice_500",
@@ -7,9 +7,15 @@
 //! the `pdf` and `pdf_500` scenarios go round (see `op`). Seed those into a company of
 //! their own: 500-line invoices on the first list page would make `list_page` measure
 //! their size. `loadgen run --base URL --scenario S --companies FILE
-//! [--seconds N] [--concurrency C] [--warmup W]` drives one scenario with C threads
-//! (each on its own keep-alive connection, spread over the companies), after W untimed
-//! requests, and prints one JSON line: requests, errors, throughput, p50 and p99 latency.
+//! [--seconds N] [--concurrency C] [--warmup W] [--rate R] [--drafts D]` drives one
+//! scenario with C threads (each on its own keep-alive connection, spread over the
+//! companies), after W untimed requests, and prints one JSON line: requests, errors,
+//! throughput, p50 and p99 latency. Without `--rate` the loop is closed (each client sends
+//! its next request when the last is answered: the most the service can do); with it the
+//! clients together start R operations a second on a fixed schedule and each latency counts
+//! from when the operation was due (open loop: queueing is measured, not hidden). `issue`
+//! issues drafts each client made before the clock started (D in all, default enough for
+//! 3,000 a second, or 1.1 R); `create_issue` makes and issues one per operation.
 //! `--base URL1,URL2` spreads the clients over several server processes.
 //!
 //! `loadgen seed-bulk` fills one company with many issued invoices straight into the
@@ -234,7 +240,8 @@ fn nth<'a>(first: &'a str, more: &'a [String], turn: usize) -> &'a str {
 }
 
 /// One timed operation of a scenario (the `turn`-th of its thread); returns whether it
-/// succeeded.
+/// succeeded. `issue` takes its draft from `drafts` (made by [`make_drafts`] before the
+/// clock starts, so only issuing is measured).
 ///
 /// `pdf` and `pdf_500` take the company's invoices of that size in turn: Typst keeps a
 /// memo cache of recent renders, so asking for one document again and again would measure
@@ -246,7 +253,7 @@ fn op(
     c: &Company,
     scenario: &str,
     turn: usize,
-    timer: &mut Option<Instant>,
+    drafts: &mut Vec<String>,
 ) -> anyhow::Result<bool> {
     let ok = |s: u16| (200..300).contains(&s);
     Ok(match scenario {
@@ -287,11 +294,21 @@ fn op(
             Some(draft_body(&c.entity)),
         )?
         .0),
-        "issue" | "create_issue" => {
-            if scenario == "issue" {
-                // The draft is made outside the measured time.
-                *timer = None;
-            }
+        "issue" => {
+            // Issues one of the drafts this client made before the clock started.
+            let Some(id) = drafts.pop() else {
+                return Ok(false);
+            };
+            ok(send(
+                http,
+                c,
+                "POST",
+                &format!("{base}/v1/invoices/{id}/issue"),
+                None,
+            )?
+            .0)
+        }
+        "create_issue" => {
             let (s, d) = send(
                 http,
                 c,
@@ -301,9 +318,6 @@ fn op(
             )?;
             if !ok(s) {
                 return Ok(false);
-            }
-            if timer.is_none() {
-                *timer = Some(Instant::now());
             }
             let id = d["id"].as_str().unwrap_or_default();
             ok(send(
@@ -321,6 +335,37 @@ fn op(
     })
 }
 
+/// Makes `n` drafts in company `c` for the `issue` scenario; returns their ids.
+fn make_drafts(
+    http: &ureq::Agent,
+    base: &str,
+    c: &Company,
+    n: usize,
+) -> anyhow::Result<Vec<String>> {
+    (0..n)
+        .map(|_| {
+            let (s, d) = send(
+                http,
+                c,
+                "POST",
+                &format!("{base}/v1/invoices"),
+                Some(draft_body(&c.entity)),
+            )?;
+            anyhow::ensure!(s == 201, "draft answered {s}: {d}");
+            Ok(d["id"].as_str().unwrap_or_default().to_owned())
+        })
+        .collect()
+}
+
+/// What one client thread measured.
+struct ClientRun {
+    latencies: Vec<f64>,
+    errors: u64,
+    /// When its last operation ended (it stops early when its drafts run out).
+    last_end: Instant,
+    drafts_left: usize,
+}
+
 fn run(args: &[String]) -> anyhow::Result<()> {
     // Several servers behind one address: `--base URL1,URL2` sends each client to one of
     // them in turn, as a round-robin load balancer would.
@@ -334,6 +379,19 @@ fn run(args: &[String]) -> anyhow::Result<()> {
     let seconds: u64 = arg(args, "--seconds").map_or(Ok(5), |s| s.parse())?;
     let concurrency: usize = arg(args, "--concurrency").map_or(Ok(8), |s| s.parse())?;
     let warmup: usize = arg(args, "--warmup").map_or(Ok(0), |s| s.parse())?;
+    // Open loop: the clients together start `rate` operations a second on a fixed schedule,
+    // whether or not earlier ones have finished, and each latency counts from when its
+    // operation was due, so time spent queueing behind a slow answer is measured too (no
+    // coordinated omission). Without it, each client starts its next operation when the last
+    // one ends (closed loop), which measures the most the service can do.
+    let rate: Option<f64> = arg(args, "--rate").map(|s| s.parse()).transpose()?;
+    anyhow::ensure!(rate.is_none_or(|r| r > 0.0), "--rate must be above 0");
+    // Drafts made before the clock starts for `issue`: enough for the run at up to 3,000
+    // issues a second, or `--drafts N` in all.
+    let drafts_total: usize = match arg(args, "--drafts") {
+        Some(n) => n.parse()?,
+        None => rate.map_or(3000.0, |r| r * 1.1).ceil() as usize * seconds as usize,
+    };
     let companies: Vec<Company> = match arg(args, "--companies") {
         Some(file) => std::fs::read_to_string(&file)?
             .lines()
@@ -360,18 +418,17 @@ fn run(args: &[String]) -> anyhow::Result<()> {
     // Untimed requests first (the first PDF of a process loads fonts and templates).
     let http = agent();
     for i in 0..warmup {
-        let mut timer = None;
-        op(
-            &http,
-            &bases[i % bases.len()],
-            &companies[i % companies.len()],
-            &scenario,
-            i,
-            &mut timer,
-        )?;
+        let c = &companies[i % companies.len()];
+        let mut drafts = if scenario == "issue" {
+            make_drafts(&http, &bases[i % bases.len()], c, 1)?
+        } else {
+            Vec::new()
+        };
+        op(&http, &bases[i % bases.len()], c, &scenario, i, &mut drafts)?;
     }
-    let deadline = Instant::now() + Duration::from_secs(seconds);
-    let started = Instant::now();
+    // Every client makes its drafts, then all start together.
+    let ready = std::sync::Arc::new(std::sync::Barrier::new(concurrency + 1));
+    let start_at = std::sync::Arc::new(std::sync::OnceLock::<Instant>::new());
     let workers: Vec<_> = (0..concurrency)
         .map(|t| {
             let (base, scenario, c) = (
@@ -379,45 +436,89 @@ fn run(args: &[String]) -> anyhow::Result<()> {
                 scenario.clone(),
                 companies[t % companies.len()].clone(),
             );
-            std::thread::spawn(move || {
+            let (ready, start_at) = (ready.clone(), start_at.clone());
+            let mine = drafts_total / concurrency + usize::from(t < drafts_total % concurrency);
+            std::thread::spawn(move || -> anyhow::Result<ClientRun> {
                 let http = agent();
+                let made = if scenario == "issue" {
+                    make_drafts(&http, &base, &c, mine)
+                } else {
+                    Ok(Vec::new())
+                };
+                ready.wait();
+                let mut drafts = made?;
+                let start = *start_at.get_or_init(Instant::now);
+                let deadline = start + Duration::from_secs(seconds);
                 let (mut latencies, mut errors) = (Vec::new(), 0u64);
+                let mut last_end = start;
                 // Threads interleave, so together they go round the documents in order.
                 let mut turn = warmup + t;
-                while Instant::now() < deadline {
-                    let mut timer = Some(Instant::now());
-                    let done = op(&http, &base, &c, &scenario, turn, &mut timer);
+                for k in 0.. {
+                    let due = match rate {
+                        Some(r) => {
+                            let due =
+                                start + Duration::from_secs_f64((k * concurrency + t) as f64 / r);
+                            if due >= deadline {
+                                break;
+                            }
+                            if let Some(wait) = due.checked_duration_since(Instant::now()) {
+                                std::thread::sleep(wait);
+                            }
+                            due
+                        }
+                        None => Instant::now(),
+                    };
+                    if (rate.is_none() && due >= deadline)
+                        || (scenario == "issue" && drafts.is_empty())
+                    {
+                        break;
+                    }
+                    let done = op(&http, &base, &c, &scenario, turn, &mut drafts);
                     turn += concurrency;
+                    last_end = Instant::now();
                     match done {
-                        Ok(true) => latencies
-                            .push(timer.map_or(0.0, |t| t.elapsed().as_secs_f64() * 1000.0)),
+                        Ok(true) => latencies.push((last_end - due).as_secs_f64() * 1000.0),
                         _ => errors += 1,
                     }
                 }
-                (latencies, errors)
+                Ok(ClientRun {
+                    latencies,
+                    errors,
+                    last_end,
+                    drafts_left: drafts.len(),
+                })
             })
         })
         .collect();
-    let (mut all, mut errors) = (Vec::new(), 0);
+    ready.wait();
+    let start = *start_at.get_or_init(Instant::now);
+    let (mut all, mut errors, mut end, mut drafts_left) = (Vec::new(), 0, start, 0);
     for w in workers {
-        let (l, e) = w.join().map_err(|_| anyhow::anyhow!("worker panicked"))?;
-        all.extend(l);
-        errors += e;
+        let run = w.join().map_err(|_| anyhow::anyhow!("worker panicked"))??;
+        all.extend(run.latencies);
+        errors += run.errors;
+        end = end.max(run.last_end);
+        drafts_left += run.drafts_left;
     }
-    let elapsed = started.elapsed().as_secs_f64();
+    let elapsed = (end - start).as_secs_f64().max(f64::EPSILON);
     all.sort_by(|a, b| a.total_cmp(b));
     let pct = |p: f64| {
         all.get(((all.len() as f64 - 1.0) * p).round() as usize)
             .copied()
             .unwrap_or(0.0)
     };
-    println!(
-        "{}",
-        json!({"scenario": scenario, "requests": all.len(), "errors": errors,
-               "rps": (all.len() as f64 / elapsed * 10.0).round() / 10.0,
-               "p50_ms": (pct(0.5) * 100.0).round() / 100.0, "p99_ms": (pct(0.99) * 100.0).round() / 100.0,
-               "concurrency": concurrency, "seconds": seconds})
-    );
+    let mut line = json!({"scenario": scenario, "requests": all.len(), "errors": errors,
+           "rps": (all.len() as f64 / elapsed * 10.0).round() / 10.0,
+           "p50_ms": (pct(0.5) * 100.0).round() / 100.0, "p99_ms": (pct(0.99) * 100.0).round() / 100.0,
+           "concurrency": concurrency, "seconds": seconds});
+    if let Some(r) = rate {
+        line["rate"] = json!(r);
+    }
+    if scenario == "issue" {
+        // Drafts that ran out before the time was up would cut the run short: say so.
+        line["drafts_left"] = json!(drafts_left);
+    }
+    println!("{line}");
     Ok(())
 }
 
