@@ -45,6 +45,40 @@ pub async fn get(conn: &mut AnyConnection, company_id: &str) -> sqlx::Result<Opt
     .await
 }
 
+/// A company with what decides whether `user_id` may issue for it, read in one query.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct IssuingCompany {
+    #[sqlx(flatten)]
+    pub company: CompanyRow,
+    /// Current legal documents the user has not accepted (issuing needs none).
+    pub unaccepted_documents: i64,
+    /// 1 when the company's VERI*FACTU authorization is in effect.
+    pub verifactu_in_effect: i64,
+}
+
+/// Loads one company for issuing by `user_id`: its row, how many current legal documents
+/// the user has not accepted and whether its VERI*FACTU authorization is in effect, in
+/// one round trip.
+pub async fn for_issuing(
+    conn: &mut AnyConnection,
+    company_id: &str,
+    user_id: &str,
+) -> sqlx::Result<Option<IssuingCompany>> {
+    sqlx::query_as::<_, IssuingCompany>(sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS}, \
+         (SELECT COUNT(*) FROM legal_documents d WHERE d.is_current = 1 AND NOT EXISTS \
+          (SELECT 1 FROM agreement_acceptances a WHERE a.document_id = d.id AND a.user_id = $2)) \
+          AS unaccepted_documents, \
+         COALESCE((SELECT v.in_effect FROM verifactu_authorizations v WHERE v.company_id = $1), 0) \
+          AS verifactu_in_effect \
+         FROM companies WHERE id = $1"
+    )))
+    .bind(company_id)
+    .bind(user_id)
+    .fetch_optional(conn)
+    .await
+}
+
 /// The company's legal form (`ES:SL`, `IE:LTD`...), `None` inside when it has none
 /// yet; `None` outside when there is no such company.
 pub async fn company_type(
@@ -129,19 +163,6 @@ pub async fn any_exists(conn: &mut AnyConnection) -> sqlx::Result<bool> {
         .fetch_one(conn)
         .await?;
     Ok(n > 0)
-}
-
-/// Whether the company's VERI*FACTU authorization is in effect (absent: not).
-pub async fn verifactu_authorized(
-    conn: &mut AnyConnection,
-    company_id: &str,
-) -> sqlx::Result<bool> {
-    let v: Option<i64> =
-        sqlx::query_scalar("SELECT in_effect FROM verifactu_authorizations WHERE company_id = $1")
-            .bind(company_id)
-            .fetch_optional(conn)
-            .await?;
-    Ok(v == Some(1))
 }
 
 /// Records the company's VERI*FACTU authorization status.

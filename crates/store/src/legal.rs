@@ -34,17 +34,6 @@ pub async fn current(conn: &mut AnyConnection, user_id: &str) -> sqlx::Result<Ve
     .await
 }
 
-/// How many current documents the user has not accepted (issuing needs none).
-pub async fn unaccepted_count(conn: &mut AnyConnection, user_id: &str) -> sqlx::Result<i64> {
-    sqlx::query_scalar(
-        "SELECT COUNT(*) FROM legal_documents d WHERE d.is_current = 1 AND NOT EXISTS \
-         (SELECT 1 FROM agreement_acceptances a WHERE a.document_id = d.id AND a.user_id = $1)",
-    )
-    .bind(user_id)
-    .fetch_one(conn)
-    .await
-}
-
 /// Records that the user accepted a current document; false when no current document has that id.
 /// Accepting twice keeps the first acceptance time.
 pub async fn accept(

@@ -79,13 +79,3 @@ pub async fn accept_agreement(
         .ok_or_else(|| ApiError::not_found("agreement"))?;
     Ok(Json(doc.into()))
 }
-
-/// Fails with 403 `agreement_required` unless the user accepted every current document.
-pub async fn require_agreements(conn: &mut sqlx::AnyConnection, user_id: &str) -> ApiResult<()> {
-    // A count, not the documents: their bodies are long and issuing asks this every time.
-    if store::legal::unaccepted_count(conn, user_id).await? == 0 {
-        Ok(())
-    } else {
-        Err(ApiError::agreement_required())
-    }
-}

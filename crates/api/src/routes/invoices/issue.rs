@@ -9,7 +9,7 @@ use domain::reference::ReferenceFormat;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    company, ensure_draft, load,
+    ensure_draft, load,
     model::{ExchangeRateEntry, Invoice},
     to_json, view,
 };
@@ -19,10 +19,7 @@ use crate::{
     error::{ApiError, ApiResult},
     gate::Tx,
     json::ApiJson,
-    routes::{
-        agreements::require_agreements,
-        entities::{Entity, EntityTemplate},
-    },
+    routes::entities::{Entity, EntityTemplate},
 };
 
 /// Where a Spanish issuer obtains the VERI*FACTU authorization.
@@ -85,7 +82,9 @@ async fn lost_draft(conn: &mut sqlx::AnyConnection, company_id: &str, id: &str) 
     }
 }
 
-/// The caller's company, once it is checked to be allowed to issue ([`require_can_issue`]).
+/// The caller's company, once it is checked to be allowed to issue: settled, the current
+/// legal documents accepted by the caller, and for Spanish issuers the VERI*FACTU
+/// authorization in effect (refused in that order). One query.
 ///
 /// Read before the write transaction (on any connection): like every read of a
 /// PostgreSQL transaction at READ COMMITTED, it sees the company as it was when read.
@@ -93,27 +92,21 @@ pub async fn issuing_company(
     conn: &mut sqlx::AnyConnection,
     caller: &Caller,
 ) -> ApiResult<store::companies::CompanyRow> {
-    let company = company(conn, &caller.company_id).await?;
-    require_can_issue(conn, caller, &company).await?;
-    Ok(company)
-}
-
-/// Fails unless the company may issue: settled, terms accepted, and for Spanish
-/// issuers the VERI*FACTU authorization in effect.
-pub async fn require_can_issue(
-    conn: &mut sqlx::AnyConnection,
-    caller: &Caller,
-    company: &store::companies::CompanyRow,
-) -> ApiResult<()> {
+    let found = store::companies::for_issuing(conn, &caller.company_id, &caller.user_id)
+        .await?
+        .ok_or_else(|| ApiError::not_found("company"))?;
+    let company = found.company;
     if company.is_settled == 0 {
         return Err(ApiError::company_not_settled());
     }
-    require_agreements(conn, &caller.user_id).await?;
+    if found.unaccepted_documents > 0 {
+        return Err(ApiError::agreement_required());
+    }
     if company
         .company_type
         .as_deref()
         .is_some_and(|t| t.starts_with("ES:"))
-        && !store::companies::verifactu_authorized(conn, &company.id).await?
+        && found.verifactu_in_effect != 1
     {
         return Err(ApiError::Forbidden {
             code: "verifactu_authorization_required",
@@ -123,7 +116,7 @@ pub async fn require_can_issue(
             authorization_url: Some(AUTHORIZATION_URL.into()),
         });
     }
-    Ok(())
+    Ok(company)
 }
 
 /// Issues one draft inside the caller's transaction and returns the stored row.
