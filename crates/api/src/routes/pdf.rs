@@ -284,11 +284,10 @@ pub async fn invoice_pdf(
     headers: HeaderMap,
 ) -> ApiResult<Response> {
     let r = super::invoices::load(&mut db, &caller.company_id, &id).await?;
-    let company = super::invoices::company(&mut db, &caller.company_id).await?;
     let issued = r.status == "issued";
     let issuer = match (&r.issuer_snapshot_json, issued) {
         (Some(s), true) => serde_json::from_str(s).unwrap_or(Value::Null),
-        _ => company_json(&company),
+        _ => company_json(&super::invoices::company(&mut db, &caller.company_id).await?),
     };
     let recipient: Value = match (&r.recipient_snapshot_json, issued) {
         (Some(s), true) => serde_json::from_str(s).unwrap_or(Value::Null),
@@ -382,6 +381,9 @@ pub async fn invoice_pdf(
         .reference
         .clone()
         .unwrap_or_else(|| format!("draft-{}", r.id));
+    // Back to the pool before waiting for a render: a PDF must not hold a connection
+    // other requests need while it queues for the render budget.
+    drop(db);
     respond(doc, &headers, &name).await
 }
 
@@ -438,6 +440,7 @@ pub async fn proforma_pdf(
         qr: None,
         notes: None,
     };
+    drop(db);
     respond(doc, &headers, &p.reference).await
 }
 
