@@ -1,6 +1,8 @@
 //! The reference ceiling: the least an HTTP handler on this stack can do per
-//! request — one indexed read, or one write transaction — on the same database
-//! and pool settings as the service. Service figures are reported as ratios of it.
+//! request on the same database and pool settings as the service: one indexed read
+//! (`GET /read`), one write transaction (`POST /write`), or, as the issue defines the
+//! ceiling of a write request, one indexed read and then one write transaction
+//! (`POST /read-write`). Service figures are reported as ratios of it.
 //!
 //! Usage: `ceiling <database-url> <listen-addr>`; prints `listening on http://ADDR`.
 #![forbid(unsafe_code)]
@@ -28,6 +30,7 @@ async fn main() -> anyhow::Result<()> {
     let app = Router::new()
         .route("/read", get(read))
         .route("/write", post(write))
+        .route("/read-write", post(read_write))
         .with_state(db);
     let listener = tokio::net::TcpListener::bind(&addr).await?;
     eprintln!("listening on http://{}", listener.local_addr()?);
@@ -59,4 +62,11 @@ async fn write(State(db): State<store::Db>) -> Result<&'static str, String> {
         .map_err(|e| e.to_string())?;
     tx.commit().await.map_err(|e| e.to_string())?;
     Ok("ok")
+}
+
+/// One indexed read, then one write transaction (an insert), committed: what a write
+/// request that checks something first does at the least.
+async fn read_write(State(db): State<store::Db>) -> Result<&'static str, String> {
+    read(State(db.clone())).await?;
+    write(State(db)).await
 }
