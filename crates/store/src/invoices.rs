@@ -63,6 +63,56 @@ pub async fn insert(conn: &mut AnyConnection, r: &InvoiceRow) -> sqlx::Result<()
     Ok(())
 }
 
+/// Stores a new draft with the next draft number of its `order_year`, taken from the
+/// `draft` series of `document_counters` ([`crate::counters::next`]'s counter) by the same
+/// round trip that inserts the row; returns the number. While SQLite's single writer is
+/// held, each statement is a hand-off to the connection's thread and back: this is one.
+///
+/// The counter and the insert go as one batch on SQLite (the insert reads the counter the
+/// upsert just moved) and as one statement on PostgreSQL (the insert takes the number the
+/// upsert returns: statements of one `WITH` share a snapshot, so reading the table there
+/// would see the old value, and under concurrency a stale one).
+pub async fn insert_numbered_draft(conn: &mut AnyConnection, r: &InvoiceRow) -> sqlx::Result<i64> {
+    let year = r.order_year.unwrap_or_default();
+    let counter = "INSERT INTO document_counters (company_id, series, year, next_number) \
+         VALUES ($34, 'draft', $35, 2) ON CONFLICT (company_id, series, year) \
+         DO UPDATE SET next_number = document_counters.next_number + 1";
+    let postgres = conn.backend_name().eq_ignore_ascii_case("postgresql");
+    let number = if postgres {
+        "(SELECT number FROM counter)"
+    } else {
+        "(SELECT next_number - 1 FROM document_counters \
+          WHERE company_id = $34 AND series = 'draft' AND year = $35)"
+    };
+    let values: Vec<String> = COLUMNS
+        .split(',')
+        .enumerate()
+        .map(|(i, column)| match column.trim() {
+            // A row that already has a number keeps it.
+            "order_number" => format!("COALESCE(${}, {number})", i + 1),
+            _ => format!("${}", i + 1),
+        })
+        .collect();
+    let insert = format!(
+        "INSERT INTO invoices ({COLUMNS}) VALUES ({}) RETURNING order_number",
+        values.join(", ")
+    );
+    let sql = if postgres {
+        format!("WITH counter AS ({counter} RETURNING next_number - 1 AS number) {insert}")
+    } else {
+        format!("{counter};\n{insert}")
+    };
+    let q = sqlx::query(sqlx::AssertSqlSafe(sql));
+    // `fetch_all`: on SQLite, `fetch_one` would look only at the upsert's (empty) result.
+    let rows = bind_row(q, r)
+        .bind(r.company_id.as_str())
+        .bind(year)
+        .fetch_all(conn)
+        .await?;
+    let last = rows.last().ok_or(sqlx::Error::RowNotFound)?;
+    sqlx::Row::try_get::<Option<i64>, _>(last, 0)?.ok_or(sqlx::Error::RowNotFound)
+}
+
 /// Binds every column of `r`, in [`COLUMNS`] order (one row of an `INSERT`).
 pub(crate) fn bind_row<'q>(
     q: sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments>,

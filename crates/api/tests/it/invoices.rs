@@ -999,6 +999,34 @@ db_test!(issuing_one_draft_twice_at_once_issues_it_once, |app| {
     }
 });
 
+// Drafts made at once each get their own draft number, with none skipped: the number is
+// taken and stored in one round trip (store::invoices::insert_numbered_draft), which on
+// PostgreSQL must use what the counter's upsert returns, not a read of the counter.
+db_test!(drafts_made_at_once_get_distinct_gapless_numbers, |app| {
+    let customer = settled_with_customer(&app).await;
+    let body = json!({"recipient_id": customer, "lines": one_line(100)});
+    let calls = (0..16).map(|_| {
+        app.call(
+            "POST",
+            "/v1/invoices",
+            As::Human(&app.a),
+            Some(body.clone()),
+        )
+    });
+    let mut numbers: Vec<i64> = futures::future::join_all(calls)
+        .await
+        .iter()
+        .map(|r| {
+            assert_eq!(r.status.as_u16(), 201, "{}", r.text());
+            r.json()["order_number"].as_i64().unwrap()
+        })
+        .collect();
+    numbers.sort_unstable();
+    assert_eq!(numbers, (1..=16).collect::<Vec<i64>>());
+    let next = app.draft(&app.a, body).await;
+    assert_eq!(next["order_number"], 17);
+});
+
 // Issuing reads the draft before its write transaction and stores it only if it is still
 // that draft. A change that lands in between (here made by another connection that holds
 // the writer, so the issue must wait for it) is not overwritten with the old content: the

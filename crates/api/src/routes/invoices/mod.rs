@@ -152,8 +152,9 @@ pub async fn create_invoice(
         priced_draft(&mut db, &state, &caller.company_id, req, origin, "invoice").await?
     };
     let mut conn = tx.conn().await?;
-    number_draft(&mut conn, &state, &mut row).await?;
-    store::invoices::insert(&mut conn, &row).await?;
+    // Numbered and stored in one round trip while the writer is held.
+    row.order_year = Some(i64::from(chrono::Datelike::year(&state.now())));
+    row.order_number = Some(store::invoices::insert_numbered_draft(&mut conn, &row).await?);
     Ok((StatusCode::CREATED, Json(view(row, caller.language))))
 }
 
