@@ -11,6 +11,9 @@
 //! - `one_page_same`, `lines_500_same`: the same document again and again, which Typst's
 //!   memo cache shortens: what `loadgen --scenario pdf` measures through HTTP.
 //!
+//! `--profile 500,1,500 [--pdf-dir DIR]` renders only invoices of these line counts (see
+//! [`profile`]), for profilers.
+//!
 //! `--dump-json FILE` writes `{"one_page": doc, "lines_500": doc}` (the renderer's own
 //! `InvoiceDocument` model) for the Chromium script and exits; `--pdf-dir DIR` also writes
 //! the two PDFs there, to look at.
@@ -59,9 +62,14 @@ fn one_page() -> InvoiceDocument {
 /// The one-page invoice with its line repeated to 500 lines (the most a document may have),
 /// totals and tax breakdown summed to match.
 fn lines_500() -> InvoiceDocument {
+    lines_n(500)
+}
+
+/// The one-page invoice with its line repeated to `count` lines, totals summed to match.
+fn lines_n(count: usize) -> InvoiceDocument {
     let mut doc = one_page();
     let line = doc.lines[0].clone();
-    doc.lines = (1..=500)
+    doc.lines = (1..=count)
         .map(|i| {
             let mut l = line.clone();
             l.concept = format!("Consulting services, item {i}");
@@ -125,6 +133,9 @@ fn main() -> anyhow::Result<()> {
         eprintln!("wrote {file}");
         return Ok(());
     }
+    if let Some(list) = arg(&args, "--profile") {
+        return profile(&list, arg(&args, "--pdf-dir"));
+    }
     let runs = num(&args, "--runs", 200)?;
     let runs_500 = num(&args, "--runs-500", 10)?;
     let warmup = num(&args, "--warmup", 5)?;
@@ -154,5 +165,37 @@ fn main() -> anyhow::Result<()> {
         "lines_500_same": measure(&long, false, warmup.min(2), runs_500)?,
     });
     println!("{out}");
+    Ok(())
+}
+
+/// `--profile 500,1,500`: after the warm-up only, renders invoices of these line counts in
+/// that order (each a distinct document) and prints each time to stderr. For profilers
+/// (`valgrind --tool=massif` or `callgrind`), which then see nothing but these renders.
+/// With `--pdf-dir DIR`, each PDF is written there as `profile-{i}-{lines}.pdf`. Massif
+/// cannot see mimalloc's heap: profile a copy built without the `#[global_allocator]` above.
+fn profile(list: &str, pdf_dir: Option<String>) -> anyhow::Result<()> {
+    render::warm_up();
+    if let Some(dir) = &pdf_dir {
+        std::fs::create_dir_all(dir)?;
+    }
+    for (i, count) in list.split(',').enumerate() {
+        let count: usize = count
+            .trim()
+            .parse()
+            .map_err(|e| anyhow::anyhow!("--profile {list}: {e}"))?;
+        let mut doc = if count == 1 {
+            one_page()
+        } else {
+            lines_n(count)
+        };
+        doc.reference = Some(format!("P2026-{:05}", i + 1));
+        let start = Instant::now();
+        let pdf = render::render_invoice(&doc)?;
+        let ms = start.elapsed().as_secs_f64() * 1000.0;
+        eprintln!("{count} lines: {ms:.2} ms, {} bytes", pdf.len());
+        if let Some(dir) = &pdf_dir {
+            std::fs::write(format!("{dir}/profile-{}-{count}.pdf", i + 1), &pdf)?;
+        }
+    }
     Ok(())
 }

@@ -29,18 +29,36 @@ const STACK_BYTES: usize = 16 * 1024 * 1024;
 
 static ABANDONED: AtomicUsize = AtomicUsize::new(0);
 static RENDERS: AtomicUsize = AtomicUsize::new(0);
-/// Document data rendered since Typst's memo cache was last cleared, in bytes.
+/// Weight of the documents rendered since Typst's memo cache was last cleared (see [`weight`]).
 static SINCE_CLEAR: AtomicUsize = AtomicUsize::new(0);
 
-/// How much document data may pass through the memo cache before it is cleared. The
-/// cache keeps every layout it made until evicted: about 40 MiB per 500-line invoice, and
-/// a server going round eleven of them peaked at 515 MiB with a 1 MiB budget, 305 MiB with
-/// this one. New documents gain little from the cache (a new one-page invoice renders in
-/// the same time either way), so it is cleared often: after about forty one-page invoices
-/// or one long one.
+/// How much document weight (see [`weight`]) may pass through the memo cache before it is
+/// cleared. The cache keeps every layout it made until evicted: measured with massif
+/// (`render_bench --profile`), about 0.8 MB per one-page invoice and 15 MB per 500-line
+/// invoice. A server going round eleven 500-line invoices peaked at 515 MiB with a 1 MiB
+/// budget, 305 MiB with this one (when such an invoice left about 40 MiB). New documents
+/// gain little from the cache (a new one-page invoice renders in the same time either
+/// way), but clearing after every one-page invoice halved the server's one-page
+/// throughput, so it is cleared after about forty one-page invoices, or right after one
+/// of the longest.
 const CLEAR_AFTER_BYTES: usize = 128 * 1024;
 
-/// Bounds Typst's per-process memo cache after a render of `weight` bytes of data.
+/// Most lines a document may have (`domain::invoice::MAX_LINES`).
+const MAX_LINES: usize = 500;
+
+/// What each line of a document weighs at least: its layouts stay in the cache, and are
+/// much more than its few dozen bytes of data. A document of [`MAX_LINES`] lines weighs
+/// the whole budget by itself.
+const WEIGHT_PER_LINE: usize = CLEAR_AFTER_BYTES.div_ceil(MAX_LINES);
+
+/// What a render weighs against [`CLEAR_AFTER_BYTES`]: the size of its data in bytes, or
+/// [`WEIGHT_PER_LINE`] per line if that is more. A one-page invoice (about 3 KB of data)
+/// weighs its bytes; a 500-line invoice (about 33 KB of data) weighs the whole budget.
+pub fn weight(data_bytes: usize, lines: usize) -> usize {
+    data_bytes.max(lines.saturating_mul(WEIGHT_PER_LINE))
+}
+
+/// Bounds Typst's per-process memo cache after a render of the given [`weight`].
 fn evict_memo_cache(weight: usize) {
     let since = SINCE_CLEAR.fetch_add(weight, Ordering::Relaxed) + weight;
     if since >= CLEAR_AFTER_BYTES {
@@ -63,8 +81,8 @@ pub struct Snippets {
     pub files: Vec<(typst::syntax::FileId, Prepared)>,
 }
 
-/// Compiles the sandbox to PDF bytes within `timeout`; `weight` is the size of the
-/// document's data, which paces the clearing of Typst's memo cache.
+/// Compiles the sandbox to PDF bytes within `timeout`; `weight` (see [`weight`]) paces the
+/// clearing of Typst's memo cache.
 pub fn to_pdf(
     world: Sandbox,
     snippets: Snippets,
@@ -187,4 +205,17 @@ fn message(diag: &SourceDiagnostic) -> String {
         text.push_str(&format!(" (hint: {})", hint.v));
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_documents_weigh_their_data_and_the_longest_fill_the_budget() {
+        assert_eq!(weight(3_300, 1), 3_300);
+        assert_eq!(weight(4_000, 10), 4_000);
+        assert!(weight(33_000, MAX_LINES) >= CLEAR_AFTER_BYTES);
+        assert!(weight(27_000, 400) < CLEAR_AFTER_BYTES);
+    }
 }

@@ -75,7 +75,7 @@ pub fn render_invoice_with(doc: &InvoiceDocument, limits: &Limits) -> Result<Vec
         DocumentKind::Proforma => world::PROFORMA_PATH,
         DocumentKind::Invoice | DocumentKind::CorrectiveInvoice => world::INVOICE_PATH,
     };
-    let weight = data.len();
+    let weight = compile::weight(data.len(), doc.lines.len());
     let mut sandbox = world::Sandbox::new(main, doc.issue_date);
     sandbox.add_file(world::DATA_PATH, data);
     if let Some(qr) = &doc.qr {
@@ -115,7 +115,7 @@ pub fn render_report(
 ) -> Result<Vec<u8>, RenderError> {
     let data = serde_json::to_vec(view)
         .map_err(|err| RenderError::Internal(format!("cannot serialize the report: {err}")))?;
-    let weight = data.len();
+    let weight = compile::weight(data.len(), 0);
     let mut sandbox = world::Sandbox::new(world::REPORT_PATH, date);
     sandbox.add_file(world::DATA_PATH, data);
     let snippets = compile::Snippets { files: Vec::new() };
