@@ -196,33 +196,53 @@ fn drafts_carry_a_watermark_and_issued_documents_do_not() {
     );
 }
 
+/// Up to 60 lines the line table is a Typst table; beyond, one block per line with the
+/// header repeated by the page header (templates/common.typ): both repeat the header and
+/// number the pages.
 #[test]
 fn long_invoices_repeat_the_table_header_and_number_pages() {
-    let pdf = render_ok(&long_invoice(120));
-    dump("long", &pdf);
-    let pages = page_count(&pdf);
-    assert!(
-        pages >= 3,
-        "120 lines should take at least 3 pages, got {pages}"
+    for (lines, at_least) in [(60, 2), (120, 3)] {
+        let pdf = render_ok(&long_invoice(lines));
+        dump(&format!("long-{lines}"), &pdf);
+        let pages = page_count(&pdf);
+        assert!(
+            pages >= at_least,
+            "{lines} lines should take at least {at_least} pages, got {pages}"
+        );
+        for page in 1..=pages {
+            let text = squash(&page_text(&pdf, page));
+            assert!(
+                text.contains("Description Quantity Unit price Tax Amount"),
+                "{lines} lines: page {page} lacks the header row:\n{text}"
+            );
+            assert!(
+                text.contains(&format!("{page}/{pages}")),
+                "{lines} lines: page {page} lacks {page}/{pages}:\n{text}"
+            );
+        }
+        let all = squash(&pdf_text(&pdf));
+        for i in [1, lines / 2, lines] {
+            assert!(
+                all.contains(&format!("Item number {i} ")),
+                "{lines} lines: line {i} missing"
+            );
+        }
+    }
+}
+
+/// A screen reader finds the lines of an ordinary invoice as a table with a header row
+/// (the PDF's structure tree, read with `pdfinfo -struct`), as it finds the tax breakdown.
+#[test]
+fn the_lines_of_an_ordinary_invoice_are_a_tagged_table() {
+    let structure = pdf_structure(&render_ok(&invoice()));
+    assert_eq!(
+        structure.matches("Table (block)").count(),
+        2,
+        "the lines and the tax breakdown are tables:\n{structure}"
     );
-    for page in 1..=pages {
-        let text = squash(&page_text(&pdf, page));
-        assert!(
-            text.contains("Description Quantity Unit price Tax Amount"),
-            "page {page} lacks the header row:\n{text}"
-        );
-        assert!(
-            text.contains(&format!("{page}/{pages}")),
-            "page {page} lacks {page}/{pages}:\n{text}"
-        );
-    }
-    let all = squash(&pdf_text(&pdf));
-    for i in [1, 60, 120] {
-        assert!(
-            all.contains(&format!("Item number {i} ")),
-            "line {i} missing"
-        );
-    }
+    // Five column headings for the lines, three for the tax breakdown.
+    assert_eq!(structure.matches("TH <").count(), 8, "{structure}");
+    assert_eq!(structure.matches("THead").count(), 2, "{structure}");
 }
 
 fn reproducible_document() -> InvoiceDocument {

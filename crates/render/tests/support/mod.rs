@@ -56,6 +56,11 @@ pub fn page_text(pdf: &[u8], page: usize) -> String {
     )
 }
 
+/// The PDF's logical structure (its tags), one element a line (`pdfinfo -struct`).
+pub fn pdf_structure(pdf: &[u8]) -> String {
+    poppler("pdfinfo", &["-struct"], pdf)
+}
+
 /// How many pages the PDF has.
 pub fn page_count(pdf: &[u8]) -> usize {
     let info = poppler("pdfinfo", &[], pdf);
