@@ -29,7 +29,7 @@ pub async fn insert_ceiling_row(conn: &mut AnyConnection, id: &str) -> sqlx::Res
 
 /// Stores many invoices in one multi-row `INSERT` (the bulk seeder of `loadgen seed-bulk`).
 ///
-/// The rows are written column for column as [`crate::invoices::insert`] writes one; at
+/// The rows are written column for column as [`crate::invoices::insert_numbered_draft`] writes one; at
 /// 33 parameters a row, keep a batch under 900 rows (SQLite allows 32,766 parameters).
 pub async fn insert_invoices(
     conn: &mut AnyConnection,

@@ -52,17 +52,6 @@ pub(crate) const COLUMNS: &str = "id, company_id, recipient_id, series, status, 
     exchange_rates_json, bank_accounts_json, issuer_snapshot_json, recipient_snapshot_json, \
     corrected_invoice_id, correction_reason, proforma_id, created_at, updated_at, due_date, paid_minor";
 
-/// Stores a new invoice.
-pub async fn insert(conn: &mut AnyConnection, r: &InvoiceRow) -> sqlx::Result<()> {
-    let params: Vec<String> = (1..=33).map(|i| format!("${i}")).collect();
-    let q = sqlx::query(sqlx::AssertSqlSafe(format!(
-        "INSERT INTO invoices ({COLUMNS}) VALUES ({})",
-        params.join(", ")
-    )));
-    bind_row(q, r).execute(conn).await?;
-    Ok(())
-}
-
 /// Stores a new draft with the next draft number of its `order_year`, taken from the
 /// `draft` series of `document_counters` ([`crate::counters::next`]'s counter) by the same
 /// round trip that inserts the row; returns the number. While SQLite's single writer is
@@ -88,7 +77,7 @@ pub async fn insert_numbered_draft(conn: &mut AnyConnection, r: &InvoiceRow) -> 
         .split(',')
         .enumerate()
         .map(|(i, column)| match column.trim() {
-            // A row that already has a number keeps it.
+            // Its parameter is bound with the others (a new draft has none): the counter's.
             "order_number" => format!("COALESCE(${}, {number})", i + 1),
             _ => format!("${}", i + 1),
         })

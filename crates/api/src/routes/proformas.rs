@@ -301,7 +301,7 @@ pub async fn invoice_proforma(
         supply_type: Some(current.supply_type),
         due_date: None,
     };
-    let mut invoice = invoices::new_draft(
+    let mut invoice = invoices::priced_draft(
         &mut conn,
         &state,
         &caller.company_id,
@@ -311,7 +311,7 @@ pub async fn invoice_proforma(
     )
     .await?;
     invoice.proforma_id = Some(proforma.id.clone());
-    store::invoices::insert(&mut conn, &invoice).await?;
+    invoices::store_new_draft(&mut conn, &state, &mut invoice).await?;
     proforma.invoice_id = Some(invoice.id.clone());
     store::proformas::update(&mut conn, &proforma).await?;
     Ok((

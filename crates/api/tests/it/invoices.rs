@@ -1087,6 +1087,74 @@ db_test!(
     }
 );
 
+// Drafts made by hand, by correcting an invoice and from a proforma share one draft
+// numbering (one counter, taken in the statement that stores the draft).
+db_test!(every_kind_of_draft_takes_the_next_draft_number, |app| {
+    let customer = settled_with_customer(&app).await;
+    let body = json!({"recipient_id": customer, "lines": one_line(100)});
+    let first = app.draft(&app.a, body.clone()).await;
+    assert_eq!(first["order_number"], 1);
+    let oid = first["id"].as_str().unwrap().to_owned();
+    app.issue(&app.a, &oid).await;
+    let correction = app
+        .call(
+            "POST",
+            &format!("/v1/invoices/{oid}/corrections"),
+            As::Human(&app.a),
+            Some(json!({})),
+        )
+        .await
+        .expect(201)
+        .json();
+    assert_eq!(correction["order_number"], 2);
+    let proforma = app
+        .call(
+            "POST",
+            "/v1/proformas",
+            As::Human(&app.a),
+            Some(body.clone()),
+        )
+        .await
+        .expect(201)
+        .json();
+    let from_proforma = app
+        .call(
+            "POST",
+            &format!("/v1/proformas/{}/invoice", proforma["id"].as_str().unwrap()),
+            As::Human(&app.a),
+            None,
+        )
+        .await
+        .expect(201)
+        .json();
+    assert_eq!(from_proforma["order_number"], 3);
+    assert_eq!(from_proforma["order_year"], first["order_year"]);
+    // Correcting and issuing in one step uses a number too, then gives it up on issue.
+    let corrected = app
+        .call(
+            "POST",
+            &format!("/v1/invoices/{oid}/correct"),
+            As::Human(&app.a),
+            Some(json!({})),
+        )
+        .await
+        .expect(201)
+        .json();
+    assert_eq!(corrected["status"], "issued");
+    assert!(corrected["order_number"].is_null());
+    assert_eq!(app.draft(&app.a, body).await["order_number"], 5);
+    // Another company's drafts are numbered on their own.
+    app.settle(&app.b).await;
+    let theirs = app.entity(&app.b, irish_customer()).await;
+    let b = app
+        .draft(
+            &app.b,
+            json!({"recipient_id": theirs, "lines": one_line(100)}),
+        )
+        .await;
+    assert_eq!(b["order_number"], 1);
+});
+
 db_test!(
     a_draft_is_found_by_its_id_however_many_drafts_its_company_has,
     |app| {

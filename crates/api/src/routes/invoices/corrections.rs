@@ -58,8 +58,8 @@ pub async fn create_correction(
     ApiJson(req): ApiJson<CreateCorrectiveInvoiceRequest>,
 ) -> ApiResult<(StatusCode, Json<Invoice>)> {
     let mut conn = tx.conn().await?;
-    let row = corrective_draft(&mut conn, &state, &caller, &id, req).await?;
-    store::invoices::insert(&mut conn, &row).await?;
+    let mut row = corrective_draft(&mut conn, &state, &caller, &id, req).await?;
+    super::store_new_draft(&mut conn, &state, &mut row).await?;
     Ok((StatusCode::CREATED, Json(view(row, caller.language))))
 }
 
@@ -85,8 +85,8 @@ pub async fn correct_invoice(
         issue::issuing_company(&mut db, &caller).await?
     };
     let mut conn = tx.conn().await?;
-    let row = corrective_draft(&mut conn, &state, &caller, &id, req).await?;
-    store::invoices::insert(&mut conn, &row).await?;
+    let mut row = corrective_draft(&mut conn, &state, &caller, &id, req).await?;
+    super::store_new_draft(&mut conn, &state, &mut row).await?;
     let issued = issue::issue_draft(&mut conn, &state, &company, None, row).await?;
     Ok((StatusCode::CREATED, Json(view(issued, caller.language))))
 }
@@ -199,7 +199,7 @@ async fn corrective_draft(
         supply_type: Some(supply),
         due_date: None,
     };
-    let mut row = super::new_draft(
+    let mut row = super::priced_draft(
         conn,
         state,
         &caller.company_id,

@@ -152,9 +152,7 @@ pub async fn create_invoice(
         priced_draft(&mut db, &state, &caller.company_id, req, origin, "invoice").await?
     };
     let mut conn = tx.conn().await?;
-    // Numbered and stored in one round trip while the writer is held.
-    row.order_year = Some(i64::from(chrono::Datelike::year(&state.now())));
-    row.order_number = Some(store::invoices::insert_numbered_draft(&mut conn, &row).await?);
+    store_new_draft(&mut conn, &state, &mut row).await?;
     Ok((StatusCode::CREATED, Json(view(row, caller.language))))
 }
 
@@ -241,31 +239,15 @@ pub async fn delete_invoice(
     Ok(StatusCode::NO_CONTENT)
 }
 
-/// Builds a new draft row (not yet stored) from a create request, numbered in `conn`'s
-/// transaction.
-pub(crate) async fn new_draft(
-    conn: &mut sqlx::AnyConnection,
-    state: &crate::AppState,
-    company_id: &str,
-    req: CreateInvoiceRequest,
-    origin: &str,
-    series: &str,
-) -> ApiResult<store::invoices::InvoiceRow> {
-    let mut row = priced_draft(conn, state, company_id, req, origin, series).await?;
-    number_draft(conn, state, &mut row).await?;
-    Ok(row)
-}
-
-/// Gives a draft the next draft number of the year; inside the transaction that stores it.
-pub(crate) async fn number_draft(
+/// Stores a new draft (from [`priced_draft`]) with the next draft number of the year, in
+/// one round trip; inside the write transaction, which holds the year's draft counter.
+pub(crate) async fn store_new_draft(
     conn: &mut sqlx::AnyConnection,
     state: &crate::AppState,
     row: &mut store::invoices::InvoiceRow,
 ) -> ApiResult<()> {
-    let year = i64::from(chrono::Datelike::year(&state.now()));
-    let order_number = store::counters::next(conn, &row.company_id, "draft", year, 1).await?;
-    row.order_number = Some(order_number);
-    row.order_year = Some(year);
+    row.order_year = Some(i64::from(chrono::Datelike::year(&state.now())));
+    row.order_number = Some(store::invoices::insert_numbered_draft(conn, row).await?);
     Ok(())
 }
 
