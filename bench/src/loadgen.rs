@@ -256,6 +256,16 @@ fn op(
     drafts: &mut Vec<String>,
 ) -> anyhow::Result<bool> {
     let ok = |s: u16| (200..300).contains(&s);
+    let issue = |id: &str| -> anyhow::Result<bool> {
+        Ok(ok(send(
+            http,
+            c,
+            "POST",
+            &format!("{base}/v1/invoices/{id}/issue"),
+            None,
+        )?
+        .0))
+    };
     Ok(match scenario {
         "get_invoice" => ok(send(
             http,
@@ -299,14 +309,7 @@ fn op(
             let Some(id) = drafts.pop() else {
                 return Ok(false);
             };
-            ok(send(
-                http,
-                c,
-                "POST",
-                &format!("{base}/v1/invoices/{id}/issue"),
-                None,
-            )?
-            .0)
+            issue(&id)?
         }
         "create_issue" => {
             let (s, d) = send(
@@ -320,14 +323,7 @@ fn op(
                 return Ok(false);
             }
             let id = d["id"].as_str().unwrap_or_default();
-            ok(send(
-                http,
-                c,
-                "POST",
-                &format!("{base}/v1/invoices/{id}/issue"),
-                None,
-            )?
-            .0)
+            issue(id)?
         }
         "ceiling_read" => ok(send(http, c, "GET", &format!("{base}/read"), None)?.0),
         "ceiling_write" => ok(send(http, c, "POST", &format!("{base}/write"), None)?.0),
