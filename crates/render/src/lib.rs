@@ -14,9 +14,12 @@
 //! - **Reproducible.** The same document gives byte-identical PDFs: the PDF date is the
 //!   issue date, `datetime.today()` is the issue date, and no random ids are written.
 //!
+//! Renders run on a few long-lived render threads, reused so each keeps a warm heap.
+//!
 //! Limits of in-process sandboxing: Typst cannot be interrupted, so a render past its
 //! deadline returns [`RenderError::Timeout`] at once but its thread runs on until Typst
-//! finishes (at most [`MAX_ABANDONED`] such threads; then renders get [`RenderError::Busy`]).
+//! finishes, then exits (at most [`MAX_ABANDONED`] such threads; then renders get
+//! [`RenderError::Busy`]).
 //! Memory is not bounded (Rust cannot cap one thread's allocations): a hostile snippet such
 //! as `#range(1000000000)` allocates gigabytes. Where that matters, run renders of company
 //! snippets in a worker process with an address-space limit that is killed at the deadline.
@@ -40,7 +43,7 @@ use chrono::Datelike;
 use typst::foundations::Datetime;
 use typst_pdf::Timestamp;
 
-pub use crate::compile::MAX_ABANDONED;
+pub use crate::compile::{MAX_ABANDONED, threads_started as render_threads_started};
 pub use crate::error::{RenderError, SnippetSlot};
 pub use crate::model::*;
 pub use crate::snippet::MAX_SNIPPET_BYTES;
