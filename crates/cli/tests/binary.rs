@@ -288,3 +288,50 @@ fn oversized_headers_get_431() {
         .expect("healthz");
     assert_eq!(ok.status().as_u16(), 200);
 }
+
+/// A company snippet that exhausts memory is refused with a 400, checked in a child process
+/// under a memory limit, and the server goes on serving (in process it aborted the server).
+fn exploding_snippet_is_refused_and_the_server_lives(db: TestDb) {
+    let server = Server::start(&db, &["serve", "--bootstrap", "--no-mcp"]);
+    let boot = server.bootstrap.clone().expect("bootstrap JSON on stdout");
+    let c = Company {
+        token: boot["token"].as_str().unwrap().to_owned(),
+        proof: boot["human_proof"].as_str().unwrap().to_owned(),
+    };
+    let patch = |footer: &str| {
+        call(
+            &server.base,
+            &c,
+            "PATCH",
+            "/v1/company",
+            Some(serde_json::json!({ "footerInvoiceTypst": footer })),
+        )
+    };
+
+    let (status, body) = patch("#range(1000000000)");
+    assert_eq!(status, 400, "{body}");
+    let message = body.to_string();
+    assert!(message.contains("footerInvoiceTypst"), "{message}");
+    assert!(message.contains("MiB"), "{message}");
+
+    // Still serving, and still checking: a good snippet is kept, a wrong one names its line.
+    let (status, body) = patch("Thank you for your business.");
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["footerInvoiceTypst"], "Thank you for your business.");
+    let (status, body) = patch("ok\n#let x = (\n");
+    assert_eq!(status, 400, "{body}");
+    assert!(body.to_string().contains("line 2"), "{body}");
+    let (status, body) = call(&server.base, &c, "GET", "/v1/company", None);
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["footerInvoiceTypst"], "Thank you for your business.");
+}
+
+#[test]
+fn exploding_snippet_on_sqlite() {
+    exploding_snippet_is_refused_and_the_server_lives(TestDb::sqlite());
+}
+
+#[test]
+fn exploding_snippet_on_postgres() {
+    exploding_snippet_is_refused_and_the_server_lives(TestDb::postgres());
+}

@@ -1,11 +1,12 @@
 //! Company configuration (`GET/PATCH /v1/company`) and registration.
 
-use axum::{Json, http::StatusCode};
+use axum::{Json, extract::State, http::StatusCode};
 use chrono::{DateTime, Utc};
 use domain::{currency::CurrencyCode, entity_type::EntityType, reference::ReferenceFormat};
 use serde::{Deserialize, Serialize};
 
 use crate::{
+    AppState,
     auth::{Caller, DbConn},
     error::{ApiError, ApiResult},
     gate::Tx,
@@ -154,10 +155,36 @@ pub async fn get_company(caller: Caller, mut db: DbConn) -> ApiResult<Json<Compa
 #[utoipa::path(patch, path = "/v1/company", tag = "company", request_body = UpdateCompanyRequest,
     responses((status = 200, body = CompanyConfiguration), crate::openapi::WriteErrors))]
 pub async fn update_company(
+    State(state): State<AppState>,
     caller: Caller,
     tx: Tx,
     ApiJson(req): ApiJson<UpdateCompanyRequest>,
 ) -> ApiResult<Json<CompanyConfiguration>> {
+    // Snippets are checked before the write transaction begins: a check runs a child process
+    // for up to seconds, and must not hold SQLite's single writer meanwhile.
+    for (field, slot, value) in [
+        (
+            "footerInvoiceTypst",
+            render::SnippetSlot::Footer,
+            &req.footer_invoice_typst,
+        ),
+        (
+            "postInvoiceTypst",
+            render::SnippetSlot::Post,
+            &req.post_invoice_typst,
+        ),
+    ] {
+        let Some(Some(snippet)) = value else { continue };
+        if snippet.len() > MAX_TYPST_SNIPPET {
+            return Err(ApiError::bad_request(format!(
+                "`{field}` must be at most {} KiB.",
+                MAX_TYPST_SNIPPET / 1024
+            )));
+        }
+        if !snippet.trim().is_empty() {
+            check_snippet(&state, field, slot, snippet).await?;
+        }
+    }
     let mut conn = tx.conn().await?;
     let mut c = load(&mut conn, &caller.company_id).await?;
     if let Some(v) = req.name {
@@ -251,39 +278,12 @@ pub async fn update_company(
             })
             .transpose()?;
     }
-    for (field, value, target) in [
-        (
-            "footerInvoiceTypst",
-            req.footer_invoice_typst,
-            &mut c.footer_invoice_typst,
-        ),
-        (
-            "postInvoiceTypst",
-            req.post_invoice_typst,
-            &mut c.post_invoice_typst,
-        ),
+    // Checked above.
+    for (value, target) in [
+        (req.footer_invoice_typst, &mut c.footer_invoice_typst),
+        (req.post_invoice_typst, &mut c.post_invoice_typst),
     ] {
         if let Some(v) = value {
-            if v.as_ref().is_some_and(|s| s.len() > MAX_TYPST_SNIPPET) {
-                return Err(ApiError::bad_request(format!(
-                    "`{field}` must be at most {} KiB.",
-                    MAX_TYPST_SNIPPET / 1024
-                )));
-            }
-            if let Some(snippet) = v.as_deref().filter(|s| !s.trim().is_empty()) {
-                let slot = if field == "footerInvoiceTypst" {
-                    render::SnippetSlot::Footer
-                } else {
-                    render::SnippetSlot::Post
-                };
-                let snippet = snippet.to_owned();
-                tokio::task::spawn_blocking(move || render::check_snippet_as(slot, &snippet))
-                    .await
-                    .map_err(|e| ApiError::Internal(e.into()))?
-                    .map_err(|e| {
-                        ApiError::bad_request(format!("`{field}` does not compile: {e}."))
-                    })?;
-            }
             *target = v.filter(|s| !s.trim().is_empty());
         }
     }
@@ -358,6 +358,90 @@ pub async fn complete_registration(
             is_settled: c.is_settled != 0,
         }),
     ))
+}
+
+/// Most memory a snippet check may use, as an address-space limit in KiB on its child
+/// process: far above what a footer needs (the process and its fonts take about 500 MiB of
+/// address space), far below what would starve the server.
+const SNIPPET_CHECK_KIB: u64 = 2 * 1024 * 1024;
+
+/// Longest a snippet check may take in its child process, including the process's start; the
+/// render time limit inside it is shorter.
+const SNIPPET_CHECK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(20);
+
+/// Compiles a company snippet, refusing it with a 400 that says why. With
+/// [`crate::ApiConfig::snippet_checker`] set, in a child process under an address-space
+/// limit, killed past [`SNIPPET_CHECK_TIMEOUT`]: a snippet that exhausts memory ends that
+/// process, not the server.
+async fn check_snippet(
+    state: &AppState,
+    field: &str,
+    slot: render::SnippetSlot,
+    snippet: &str,
+) -> ApiResult<()> {
+    let refused =
+        |why: String| ApiError::bad_request(format!("`{field}` does not compile: {why}."));
+    let Some(exe) = state.config.snippet_checker.clone() else {
+        let snippet = snippet.to_owned();
+        return tokio::task::spawn_blocking(move || render::check_snippet_as(slot, &snippet))
+            .await
+            .map_err(|e| ApiError::Internal(e.into()))?
+            .map_err(|e| refused(e.to_string()));
+    };
+    let slot = match slot {
+        render::SnippetSlot::Footer => "footer",
+        render::SnippetSlot::Post => "post",
+    };
+    // `ulimit -v` sets the limit on the shell, which then becomes the checker.
+    let mut child = tokio::process::Command::new("/bin/sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v {SNIPPET_CHECK_KIB} && exec \"$0\" check-snippet \"$1\""
+        ))
+        .arg(&exe)
+        .arg(slot)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| ApiError::Internal(anyhow::anyhow!("cannot start the snippet check: {e}")))?;
+    let mut stdin = child
+        .stdin
+        .take()
+        .ok_or_else(|| ApiError::Internal(anyhow::anyhow!("the snippet check has no stdin")))?;
+    let text = snippet.to_owned();
+    let write = async move {
+        use tokio::io::AsyncWriteExt;
+        // A checker that died early closes its end: its exit status says why.
+        let _ = stdin.write_all(text.as_bytes()).await;
+    };
+    let run = async {
+        write.await;
+        child.wait_with_output().await
+    };
+    let output = match tokio::time::timeout(SNIPPET_CHECK_TIMEOUT, run).await {
+        Ok(output) => {
+            output.map_err(|e| ApiError::Internal(anyhow::anyhow!("snippet check: {e}")))?
+        }
+        Err(_) => {
+            return Err(refused(format!(
+                "it took more than {} seconds to compile",
+                SNIPPET_CHECK_TIMEOUT.as_secs()
+            )));
+        }
+    };
+    match output.status.code() {
+        Some(0) => Ok(()),
+        Some(3) => Err(refused(
+            String::from_utf8_lossy(&output.stdout).trim().to_owned(),
+        )),
+        _ => Err(refused(format!(
+            "it used more than the {} MiB a snippet may use (or crashed the Typst compiler); \
+             simplify it",
+            SNIPPET_CHECK_KIB / 1024
+        ))),
+    }
 }
 
 async fn load(

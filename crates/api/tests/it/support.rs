@@ -252,6 +252,7 @@ impl TestApp {
                 aeat_mode,
                 secret_key: test_secret(),
                 rate_limit_per_minute: None,
+                snippet_checker: None,
             },
         )
         .with_clock(Arc::new(move || {

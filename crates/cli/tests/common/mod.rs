@@ -301,6 +301,11 @@ pub fn call(
             .header("Authorization", &auth)
             .header("X-Human-Proof", &c.proof)
             .send_empty(),
+        ("PATCH", Some(b)) => http
+            .patch(&url)
+            .header("Authorization", &auth)
+            .header("X-Human-Proof", &c.proof)
+            .send_json(b),
         _ => unreachable!(),
     }
     .expect("request");
