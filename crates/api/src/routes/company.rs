@@ -392,6 +392,13 @@ async fn check_snippet(
         render::SnippetSlot::Footer => "footer",
         render::SnippetSlot::Post => "post",
     };
+    // At most two checks at once in this process, so a burst of saves cannot put many
+    // children of up to the limit each on the machine; the others wait their turn.
+    static CHECKS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(2);
+    let _turn = CHECKS
+        .acquire()
+        .await
+        .map_err(|e| ApiError::Internal(anyhow::anyhow!("snippet check: {e}")))?;
     // `ulimit -v` sets the limit on the shell, which then becomes the checker.
     let mut child = tokio::process::Command::new("/bin/sh")
         .arg("-c")
