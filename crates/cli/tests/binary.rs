@@ -313,6 +313,12 @@ fn exploding_snippet_is_refused_and_the_server_lives(db: TestDb) {
     let message = body.to_string();
     assert!(message.contains("footerInvoiceTypst"), "{message}");
     assert!(message.contains("MiB"), "{message}");
+    let (status, body) = call(&server.base, &c, "GET", "/v1/company", None);
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        body["footerInvoiceTypst"].is_null(),
+        "nothing saved: {body}"
+    );
 
     // Still serving, and still checking: a good snippet is kept, a wrong one names its line.
     let (status, body) = patch("Thank you for your business.");
