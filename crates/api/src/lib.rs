@@ -12,6 +12,7 @@ pub mod auth;
 pub mod error;
 pub mod fx;
 pub mod gate;
+mod isolation;
 pub mod json;
 pub mod openapi;
 pub mod pagination;
@@ -47,11 +48,12 @@ pub struct ApiConfig {
     pub secret_key: reports::links::SecretKey,
     /// Requests per minute per API token (`None`: unlimited).
     pub rate_limit_per_minute: Option<u32>,
-    /// The `invoicing` executable, to check company Typst snippets in a child process with a
-    /// memory limit (`invoicing check-snippet`): Typst cannot bound one thread's memory, and a
-    /// snippet such as `#range(1000000000)` would take the whole server down. `None` checks
-    /// them in this process (tests of this crate, which have no such executable).
-    pub snippet_checker: Option<std::path::PathBuf>,
+    /// The `invoicing` executable, to run company Typst snippets (their check when saved, and
+    /// every PDF that carries one) in child processes with a memory limit (`invoicing
+    /// render-job`): Typst cannot bound one thread's memory, and a snippet such as
+    /// `#range(1000000000)` would take the whole server down. `None` runs them in this
+    /// process (tests of this crate, which have no such executable).
+    pub snippet_runner: Option<std::path::PathBuf>,
 }
 
 /// The clock handlers read "now" from (tests move it across a year boundary).

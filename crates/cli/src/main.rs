@@ -60,13 +60,11 @@ enum Command {
     },
     /// Apply database migrations and exit.
     Migrate,
-    /// Check a company Typst snippet read from standard input (run by `serve` in a child
-    /// process with a memory limit); exit 0 if it compiles, 3 with the error on stdout if not.
+    /// Do one render job read as JSON from standard input: check a company Typst snippet or
+    /// render a document that carries one. Run by `serve` in a child process with a memory
+    /// limit; exit statuses and output are those of `render::isolated`.
     #[command(hide = true)]
-    CheckSnippet {
-        /// `footer` or `post`.
-        slot: String,
-    },
+    RenderJob,
     /// Operator commands; each prints JSON on stdout.
     Admin {
         #[command(subcommand)]
@@ -76,8 +74,9 @@ enum Command {
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
-    if let Command::CheckSnippet { slot } = &cli.command {
-        return check_snippet(slot);
+    if let Command::RenderJob = cli.command {
+        let status = render::isolated::serve(std::io::stdin().lock(), std::io::stdout().lock());
+        return std::process::ExitCode::from(status);
     }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -94,31 +93,6 @@ fn main() -> std::process::ExitCode {
         Err(e) => {
             eprintln!("error: {e:#}");
             std::process::ExitCode::FAILURE
-        }
-    }
-}
-
-/// `invoicing check-snippet footer|post`: see [`Command::CheckSnippet`].
-fn check_snippet(slot: &str) -> std::process::ExitCode {
-    use std::io::Read;
-    let slot = match slot {
-        "footer" => render::SnippetSlot::Footer,
-        "post" => render::SnippetSlot::Post,
-        other => {
-            eprintln!("error: the slot is `footer` or `post`, not `{other}`");
-            return std::process::ExitCode::from(2);
-        }
-    };
-    let mut snippet = String::new();
-    if let Err(e) = std::io::stdin().read_to_string(&mut snippet) {
-        eprintln!("error: cannot read the snippet from standard input: {e}");
-        return std::process::ExitCode::from(2);
-    }
-    match render::check_snippet_as(slot, &snippet) {
-        Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(e) => {
-            println!("{e}");
-            std::process::ExitCode::from(3)
         }
     }
 }
@@ -152,7 +126,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Admin { command } => admin::run(&db, command).await,
-        Command::Mcp { .. } | Command::CheckSnippet { .. } => Ok(()),
+        Command::Mcp { .. } | Command::RenderJob => Ok(()),
         Command::Serve {
             bootstrap,
             no_worker,
@@ -282,8 +256,8 @@ async fn serve(
             aeat_mode: settings.aeat_mode()?,
             secret_key: settings.secret_key()?,
             rate_limit_per_minute: settings.rate_limit_per_minute(),
-            snippet_checker: Some(std::env::current_exe().map_err(|e| {
-                anyhow::anyhow!("cannot find this executable to check Typst snippets: {e}")
+            snippet_runner: Some(std::env::current_exe().map_err(|e| {
+                anyhow::anyhow!("cannot find this executable to run company Typst snippets: {e}")
             })?),
         },
     );

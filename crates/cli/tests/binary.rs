@@ -341,3 +341,95 @@ fn exploding_snippet_on_sqlite() {
 fn exploding_snippet_on_postgres() {
     exploding_snippet_is_refused_and_the_server_lives(TestDb::postgres());
 }
+
+/// Company snippets run in a child process with a memory limit when a PDF is rendered, not
+/// only when they are saved. A footer that explodes only for one invoice's placeholder value
+/// passes the check; that invoice's PDF then gets a 400 saying why, while the server and
+/// every other PDF go on (in process, the server aborted, for every company).
+fn snippet_exploding_at_render_time(db: TestDb) {
+    let server = Server::start(&db, &["serve", "--bootstrap", "--no-mcp"]);
+    let boot = server.bootstrap.clone().expect("bootstrap JSON on stdout");
+    let c = Company {
+        token: boot["token"].as_str().unwrap().to_owned(),
+        proof: boot["human_proof"].as_str().unwrap().to_owned(),
+    };
+    let base = &server.base;
+    let (s, body) = call(
+        base,
+        &c,
+        "POST",
+        "/v1/company/registration",
+        Some(serde_json::json!({
+        "name": "Snippet Test Ltd", "fiscal_id": "IE6388047V", "email": "b@example.test",
+        "phone": "1", "address": {"lines": ["1 St"], "zipcode": "D1", "city": "Dublin", "country": "IE"}})),
+    );
+    assert_eq!(s, 200, "{body}");
+    accept_agreements(base, &c);
+    let footer = "Order {{po}}#if json(\"/data.json\").placeholders.at(\"po\", default: \"\") \
+                  == \"boom\" { range(1000000000).len() }";
+    let (s, body) = call(
+        base,
+        &c,
+        "PATCH",
+        "/v1/company",
+        Some(serde_json::json!({
+            "customPlaceholders": [{"key": "po", "label": "PO"}],
+            "footerInvoiceTypst": footer,
+        })),
+    );
+    assert_eq!(s, 200, "the check renders a sample without `po`: {body}");
+    let (s, customer) = call(
+        base,
+        &c,
+        "POST",
+        "/v1/entities",
+        Some(
+            serde_json::json!({"name": "Customer Ltd", "type": "IE:LTD", "address": {"country": "IE"}}),
+        ),
+    );
+    assert_eq!(s, 201, "{customer}");
+    let draft = |po: &str| {
+        let (s, d) = call(
+            base,
+            &c,
+            "POST",
+            "/v1/invoices",
+            Some(serde_json::json!({
+                "recipient_id": customer["id"],
+                "custom_placeholder_values": [{"key": "po", "value": po}],
+                "lines": [{"concept": "Work", "unit_price": 1000}],
+            })),
+        );
+        assert_eq!(s, 201, "{d}");
+        format!("/v1/invoices/{}/pdf", d["id"].as_str().unwrap())
+    };
+    let fine = draft("PO-7");
+    let boom = draft("boom");
+
+    for _ in 0..2 {
+        let (s, _, body) = bytes(base, &c, "GET", &boom, None);
+        let message = String::from_utf8_lossy(&body);
+        assert_eq!(s, 400, "{message}");
+        assert!(
+            message.contains("MiB") && message.contains("PATCH /v1/company"),
+            "{message}"
+        );
+        let (s, content_type, pdf) = bytes(base, &c, "GET", &fine, None);
+        assert_eq!(s, 200, "{}", String::from_utf8_lossy(&pdf));
+        assert_eq!(content_type, "application/pdf");
+        let text = pdf_text(&pdf);
+        assert!(text.contains("Order PO-7"), "{text}");
+    }
+    let (s, body) = call(base, &c, "GET", "/v1/company", None);
+    assert_eq!(s, 200, "{body}");
+}
+
+#[test]
+fn snippet_exploding_at_render_time_on_sqlite() {
+    snippet_exploding_at_render_time(TestDb::sqlite());
+}
+
+#[test]
+fn snippet_exploding_at_render_time_on_postgres() {
+    snippet_exploding_at_render_time(TestDb::postgres());
+}

@@ -52,17 +52,7 @@ fn issue_concurrently(db: TestDb) {
             "phone": "1", "address": {"lines": ["1 St"], "zipcode": "D1", "city": "Dublin", "country": "IE"}})),
         );
         assert_eq!(s, 200);
-        let (_, docs) = call(base, c, "GET", "/v1/agreements", None);
-        for d in docs["data"].as_array().unwrap() {
-            let (s, _) = call(
-                base,
-                c,
-                "POST",
-                &format!("/v1/agreements/{}/accept", d["id"].as_str().unwrap()),
-                None,
-            );
-            assert_eq!(s, 200);
-        }
+        accept_agreements(base, c);
         let (s, e) = call(
             base,
             c,
@@ -217,16 +207,7 @@ fn chain_under_concurrency(db: TestDb) {
         "address": {"lines": ["Calle 1"], "zipcode": "28001", "city": "Madrid", "country": "ES"}})),
     );
     assert_eq!(s, 200);
-    let (_, docs) = call(&bases[0], &c, "GET", "/v1/agreements", None);
-    for d in docs["data"].as_array().unwrap() {
-        call(
-            &bases[0],
-            &c,
-            "POST",
-            &format!("/v1/agreements/{}/accept", d["id"].as_str().unwrap()),
-            None,
-        );
-    }
+    accept_agreements(&bases[0], &c);
     let (s, e) = call(
         &bases[0],
         &c,

@@ -91,44 +91,6 @@ impl Drop for S3 {
     }
 }
 
-/// A request with raw bytes (a PUT body, or a GET): status, content type and body.
-fn bytes(
-    base: &str,
-    who: &Company,
-    method: &str,
-    path: &str,
-    body: Option<&[u8]>,
-) -> (u16, String, Vec<u8>) {
-    let url = format!("{base}{path}");
-    let auth = format!("Bearer {}", who.token);
-    let http = agent();
-    let mut resp = match body {
-        Some(b) => http
-            .put(&url)
-            .header("Authorization", &auth)
-            .header("X-Human-Proof", &who.proof)
-            .header("Content-Type", "application/octet-stream")
-            .send(b),
-        None => {
-            assert_eq!(method, "GET");
-            http.get(&url)
-                .header("Authorization", &auth)
-                .header("X-Human-Proof", &who.proof)
-                .call()
-        }
-    }
-    .expect("request");
-    let status = resp.status().as_u16();
-    let content_type = resp
-        .headers()
-        .get("content-type")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default()
-        .to_owned();
-    let body = resp.body_mut().read_to_vec().expect("body");
-    (status, content_type, body)
-}
-
 fn two_servers_and_a_worker_share_an_object_store(db: TestDb) {
     let s3 = S3::start();
     let bucket = format!("invoicing-{}", uuid::Uuid::new_v4().simple());

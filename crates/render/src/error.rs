@@ -4,7 +4,8 @@ use std::fmt;
 use std::time::Duration;
 
 /// Which company snippet an error belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum SnippetSlot {
     /// `footerInvoiceTypst`: shown in the footer of every page.
     Footer,
@@ -21,8 +22,9 @@ impl fmt::Display for SnippetSlot {
     }
 }
 
-/// A render failure.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// A render failure (serializable: a render in a child process sends it back as JSON).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum RenderError {
     /// The document data is malformed (a quantity that is not a decimal, too many currency digits...).
     #[error("invalid invoice data: {0}")]
@@ -67,6 +69,16 @@ pub enum RenderError {
     /// Too many abandoned renders are still running; try again later.
     #[error("the renderer is busy finishing {0} abandoned renders; try again later")]
     Busy(usize),
+    /// A render in a child process used more memory than it may, or crashed the Typst
+    /// compiler (see [`crate::isolated`]): what company snippets that explode get.
+    #[error(
+        "rendering used more than the {limit_mib} MiB of memory it may use, or crashed the \
+         Typst compiler; simplify the company snippets"
+    )]
+    Exhausted {
+        /// The memory limit of the child process, in MiB.
+        limit_mib: u64,
+    },
     /// Writing the PDF failed.
     #[error("PDF export failed: {0}")]
     Export(String),

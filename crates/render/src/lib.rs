@@ -20,9 +20,10 @@
 //! deadline returns [`RenderError::Timeout`] at once but its thread runs on until Typst
 //! finishes, then exits (at most [`MAX_ABANDONED`] such threads; then renders get
 //! [`RenderError::Busy`]).
-//! Memory is not bounded (Rust cannot cap one thread's allocations): a hostile snippet such
-//! as `#range(1000000000)` allocates gigabytes. Where that matters, run renders of company
-//! snippets in a worker process with an address-space limit that is killed at the deadline.
+//! Memory is not bounded in process (Rust cannot cap one thread's allocations): a hostile
+//! snippet such as `#range(1000000000)` allocates gigabytes. So a server runs everything with
+//! company snippets in a child process with an address-space limit, killed at a deadline;
+//! [`isolated`] is the child's half of that.
 #![forbid(unsafe_code)]
 // Nothing outside tests may panic on bad data: errors are returned, never unwrapped.
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
@@ -31,6 +32,7 @@ mod compile;
 mod error;
 mod format;
 mod i18n;
+pub mod isolated;
 pub mod model;
 mod sample;
 pub mod snippet;

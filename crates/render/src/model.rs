@@ -59,6 +59,20 @@ pub struct InvoiceDocument {
     pub notes: Option<String>,
 }
 
+impl InvoiceDocument {
+    /// Whether the document carries company-written Typst (a non-blank footer or post-invoice
+    /// snippet): code, not data, which a server renders in a child process with a memory
+    /// limit (see [`crate::isolated`]).
+    pub fn has_snippets(&self) -> bool {
+        has_text(&self.footer_typst) || has_text(&self.post_typst)
+    }
+}
+
+/// Whether an optional snippet has anything but white space (a blank one is not rendered).
+pub(crate) fn has_text(s: &Option<String>) -> bool {
+    s.as_deref().is_some_and(|s| !s.trim().is_empty())
+}
+
 /// The kind of document.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

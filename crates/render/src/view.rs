@@ -202,7 +202,6 @@ pub fn build<'a>(doc: &'a InvoiceDocument) -> Result<View<'a>, RenderError> {
         ]
     });
 
-    let has_text = |s: &Option<String>| s.as_deref().is_some_and(|s| !s.trim().is_empty());
     Ok(View {
         lang: lang.code(),
         labels,
@@ -238,8 +237,8 @@ pub fn build<'a>(doc: &'a InvoiceDocument) -> Result<View<'a>, RenderError> {
         notes: doc.notes.as_deref().filter(|n| !n.trim().is_empty()),
         notice: (doc.kind == DocumentKind::Proforma).then(|| i18n::proforma_notice(lang)),
         qr: doc.qr.as_ref().map(|q| q.caption.as_str()),
-        has_footer: has_text(&doc.footer_typst),
-        has_post: has_text(&doc.post_typst),
+        has_footer: crate::model::has_text(&doc.footer_typst),
+        has_post: crate::model::has_text(&doc.post_typst),
         placeholders: &doc.placeholders,
     })
 }

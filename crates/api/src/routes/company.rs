@@ -360,95 +360,23 @@ pub async fn complete_registration(
     ))
 }
 
-/// Most memory a snippet check may use, as an address-space limit in KiB on its child
-/// process: far above what a footer needs (the process and its fonts take about 500 MiB of
-/// address space), far below what would starve the server.
-const SNIPPET_CHECK_KIB: u64 = 2 * 1024 * 1024;
-
-/// Longest a snippet check may take in its child process, including the process's start; the
-/// render time limit inside it is shorter.
-const SNIPPET_CHECK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(20);
-
-/// Compiles a company snippet, refusing it with a 400 that says why. With
-/// [`crate::ApiConfig::snippet_checker`] set, in a child process under an address-space
-/// limit, killed past [`SNIPPET_CHECK_TIMEOUT`]: a snippet that exhausts memory ends that
-/// process, not the server.
-async fn check_snippet(
+/// Compiles a company snippet in the slot it will be used in, refusing it with a 400 that
+/// says why (in a child process with a memory limit: [`crate::isolation`]). Also used for
+/// the snippets of entity templates, named by `field`.
+pub(crate) async fn check_snippet(
     state: &AppState,
     field: &str,
     slot: render::SnippetSlot,
     snippet: &str,
 ) -> ApiResult<()> {
-    let refused =
-        |why: String| ApiError::bad_request(format!("`{field}` does not compile: {why}."));
-    let Some(exe) = state.config.snippet_checker.clone() else {
-        let snippet = snippet.to_owned();
-        return tokio::task::spawn_blocking(move || render::check_snippet_as(slot, &snippet))
-            .await
-            .map_err(|e| ApiError::Internal(e.into()))?
-            .map_err(|e| refused(e.to_string()));
+    let job = render::isolated::Job::Check {
+        slot,
+        snippet: snippet.to_owned(),
     };
-    let slot = match slot {
-        render::SnippetSlot::Footer => "footer",
-        render::SnippetSlot::Post => "post",
-    };
-    // At most two checks at once in this process, so a burst of saves cannot put many
-    // children of up to the limit each on the machine; the others wait their turn.
-    static CHECKS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(2);
-    let _turn = CHECKS
-        .acquire()
-        .await
-        .map_err(|e| ApiError::Internal(anyhow::anyhow!("snippet check: {e}")))?;
-    // `ulimit -v` sets the limit on the shell, which then becomes the checker.
-    let mut child = tokio::process::Command::new("/bin/sh")
-        .arg("-c")
-        .arg(format!(
-            "ulimit -v {SNIPPET_CHECK_KIB} && exec \"$0\" check-snippet \"$1\""
-        ))
-        .arg(&exe)
-        .arg(slot)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| ApiError::Internal(anyhow::anyhow!("cannot start the snippet check: {e}")))?;
-    let mut stdin = child
-        .stdin
-        .take()
-        .ok_or_else(|| ApiError::Internal(anyhow::anyhow!("the snippet check has no stdin")))?;
-    let text = snippet.to_owned();
-    let write = async move {
-        use tokio::io::AsyncWriteExt;
-        // A checker that died early closes its end: its exit status says why.
-        let _ = stdin.write_all(text.as_bytes()).await;
-    };
-    let run = async {
-        write.await;
-        child.wait_with_output().await
-    };
-    let output = match tokio::time::timeout(SNIPPET_CHECK_TIMEOUT, run).await {
-        Ok(output) => {
-            output.map_err(|e| ApiError::Internal(anyhow::anyhow!("snippet check: {e}")))?
-        }
-        Err(_) => {
-            return Err(refused(format!(
-                "it took more than {} seconds to compile",
-                SNIPPET_CHECK_TIMEOUT.as_secs()
-            )));
-        }
-    };
-    match output.status.code() {
-        Some(0) => Ok(()),
-        Some(3) => Err(refused(
-            String::from_utf8_lossy(&output.stdout).trim().to_owned(),
-        )),
-        _ => Err(refused(format!(
-            "it used more than the {} MiB a snippet may use (or crashed the Typst compiler); \
-             simplify it",
-            SNIPPET_CHECK_KIB / 1024
-        ))),
-    }
+    crate::isolation::run(state.config.snippet_runner.as_deref(), job, ())
+        .await?
+        .map(drop)
+        .map_err(|e| ApiError::bad_request(format!("`{field}` does not compile: {e}.")))
 }
 
 async fn load(

@@ -1,4 +1,5 @@
-//! PDFs of invoices and proformas, rendered in process with Typst.
+//! PDFs of invoices and proformas, rendered with Typst: in process, or in a child process
+//! with a memory limit when the document carries company snippets.
 //!
 //! Issued invoices render only from what was frozen at issue (issuer and
 //! recipient snapshots, placeholder values, rates, bank accounts), so the same
@@ -9,7 +10,7 @@
 use std::collections::BTreeMap;
 
 use axum::{
-    extract::Path,
+    extract::{Path, State},
     http::{HeaderMap, StatusCode, header},
     response::{IntoResponse, Response},
 };
@@ -23,6 +24,7 @@ use serde_json::Value;
 
 use super::{entities::PlaceholderValue, invoices::model::ExchangeRateEntry};
 use crate::{
+    AppState,
     auth::{Caller, DbConn},
     error::{ApiError, ApiResult},
 };
@@ -227,8 +229,15 @@ fn render_weight(lines: usize, budget: u32) -> u32 {
         .min(budget)
 }
 
-/// Renders (unless the client already has it) and answers the PDF.
-async fn respond(doc: InvoiceDocument, headers: &HeaderMap, filename: &str) -> ApiResult<Response> {
+/// Renders (unless the client already has it) and answers the PDF. A document with company
+/// snippets renders in a child process with a memory limit ([`crate::isolation`]); others
+/// in this process.
+async fn respond(
+    state: &AppState,
+    doc: InvoiceDocument,
+    headers: &HeaderMap,
+    filename: &str,
+) -> ApiResult<Response> {
     let data = serde_json::to_vec(&doc).map_err(|e| ApiError::Internal(e.into()))?;
     let etag = format!("\"{}\"", store::hash_bytes(&data));
     if headers
@@ -243,24 +252,29 @@ async fn respond(doc: InvoiceDocument, headers: &HeaderMap, filename: &str) -> A
         .acquire_many(render_weight(doc.lines.len(), *units))
         .await
         .map_err(|e| ApiError::Internal(e.into()))?;
-    let pdf = tokio::task::spawn_blocking(move || {
-        // Held until the render ends, even if the client has gone.
-        let _permit = permit;
-        render::render_invoice(&doc)
-    })
-    .await
-    .map_err(|e| ApiError::Internal(e.into()))?
-    .map_err(|e| match e {
-        render::RenderError::Snippet { .. } | render::RenderError::SnippetTooLarge { .. } => {
-            ApiError::bad_request(format!(
-                "The company's Typst snippet does not compile: {e}. Fix it with PATCH /v1/company."
-            ))
-        }
-        render::RenderError::Timeout(_) | render::RenderError::Busy(_) => ApiError::Unavailable(
-            format!("The PDF could not be rendered now ({e}); try again shortly."),
-        ),
-        other => ApiError::Internal(anyhow::anyhow!("render: {other}")),
-    })?;
+    let runner = state
+        .config
+        .snippet_runner
+        .as_deref()
+        .filter(|_| doc.has_snippets());
+    let job = render::isolated::Job::Render(Box::new(doc));
+    let pdf = crate::isolation::run(runner, job, permit)
+        .await?
+        .map_err(|e| match e {
+            render::RenderError::Snippet { .. }
+            | render::RenderError::SnippetTooLarge { .. }
+            | render::RenderError::Exhausted { .. } => ApiError::bad_request(format!(
+                "The company's Typst snippet cannot be rendered for this document: {e}. Fix it \
+                 with PATCH /v1/company, or in the recipient's template (PATCH \
+                 /v1/entities/{{id}}) when it is theirs."
+            )),
+            render::RenderError::Timeout(_) | render::RenderError::Busy(_) => {
+                ApiError::Unavailable(format!(
+                    "The PDF could not be rendered now ({e}); try again shortly."
+                ))
+            }
+            other => ApiError::Internal(anyhow::anyhow!("render: {other}")),
+        })?;
     Ok((
         [
             (header::CONTENT_TYPE, "application/pdf".to_owned()),
@@ -282,6 +296,7 @@ async fn respond(doc: InvoiceDocument, headers: &HeaderMap, filename: &str) -> A
         (status = 304, description = "Not modified (If-None-Match matched the ETag)"),
         crate::openapi::ReadErrors))]
 pub async fn invoice_pdf(
+    State(state): State<AppState>,
     caller: Caller,
     mut db: DbConn,
     Path(id): Path<String>,
@@ -388,7 +403,7 @@ pub async fn invoice_pdf(
     // Back to the pool before waiting for a render: a PDF must not hold a connection
     // other requests need while it queues for the render budget.
     drop(db);
-    respond(doc, &headers, &name).await
+    respond(&state, doc, &headers, &name).await
 }
 
 /// The proforma as a PDF.
@@ -398,6 +413,7 @@ pub async fn invoice_pdf(
         (status = 304, description = "Not modified (If-None-Match matched the ETag)"),
         crate::openapi::ReadErrors))]
 pub async fn proforma_pdf(
+    State(state): State<AppState>,
     caller: Caller,
     mut db: DbConn,
     Path(id): Path<String>,
@@ -445,7 +461,7 @@ pub async fn proforma_pdf(
         notes: None,
     };
     drop(db);
-    respond(doc, &headers, &p.reference).await
+    respond(&state, doc, &headers, &p.reference).await
 }
 
 #[cfg(test)]

@@ -252,7 +252,7 @@ impl TestApp {
                 aeat_mode,
                 secret_key: test_secret(),
                 rate_limit_per_minute: None,
-                snippet_checker: None,
+                snippet_runner: None,
             },
         )
         .with_clock(Arc::new(move || {

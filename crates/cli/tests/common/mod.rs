@@ -316,3 +316,71 @@ pub fn call(
         serde_json::from_str(&text).unwrap_or(Value::String(text)),
     )
 }
+
+/// A request with raw bytes (a PUT body, or a GET): status, content type and body.
+pub fn bytes(
+    base: &str,
+    who: &Company,
+    method: &str,
+    path: &str,
+    body: Option<&[u8]>,
+) -> (u16, String, Vec<u8>) {
+    let url = format!("{base}{path}");
+    let auth = format!("Bearer {}", who.token);
+    let http = agent();
+    let mut resp = match body {
+        Some(b) => http
+            .put(&url)
+            .header("Authorization", &auth)
+            .header("X-Human-Proof", &who.proof)
+            .header("Content-Type", "application/octet-stream")
+            .send(b),
+        None => {
+            assert_eq!(method, "GET");
+            http.get(&url)
+                .header("Authorization", &auth)
+                .header("X-Human-Proof", &who.proof)
+                .call()
+        }
+    }
+    .expect("request");
+    let status = resp.status().as_u16();
+    let content_type = resp
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    let body = resp.body_mut().read_to_vec().expect("body");
+    (status, content_type, body)
+}
+
+/// Accepts every legal document the member has not accepted yet (writes need it).
+pub fn accept_agreements(base: &str, c: &Company) {
+    let (s, docs) = call(base, c, "GET", "/v1/agreements", None);
+    assert_eq!(s, 200, "{docs}");
+    for d in docs["data"].as_array().expect("agreements") {
+        let path = format!("/v1/agreements/{}/accept", d["id"].as_str().expect("id"));
+        let (s, body) = call(base, c, "POST", &path, None);
+        assert_eq!(s, 200, "{body}");
+    }
+}
+
+/// The text of a PDF, through `pdftotext` (scripts/test installs poppler-utils).
+pub fn pdf_text(pdf: &[u8]) -> String {
+    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "binary-{}-{}.pdf",
+        std::process::id(),
+        uuid::Uuid::new_v4().simple()
+    ));
+    std::fs::write(&path, pdf).expect("write the PDF");
+    let out = Command::new("pdftotext")
+        .args(["-raw", "-enc", "UTF-8"])
+        .arg(&path)
+        .arg("-")
+        .output();
+    let _ = std::fs::remove_file(&path);
+    let out = out.expect("pdftotext is required (scripts/test installs poppler-utils)");
+    assert!(out.status.success(), "pdftotext failed");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
