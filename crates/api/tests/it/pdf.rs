@@ -162,3 +162,75 @@ db_test!(proforma_pdf_and_snippet_checks, |app| {
     assert!(r.text().contains("footerInvoiceTypst"), "{}", r.text());
     assert_eq!(app.fingerprint().await, before);
 });
+
+db_test!(
+    entity_template_snippets_are_checked_when_saved_and_rendered,
+    |app| {
+        app.settle(&app.a).await;
+        // Refused when created or changed, naming the field and the line; nothing is written.
+        let before = app.fingerprint().await;
+        let mut broken = irish_customer();
+        broken["template"] = json!({"footer_typst": "ok\n#let x = (\n"});
+        let r = app
+            .call("POST", "/v1/entities", As::Human(&app.a), Some(broken))
+            .await
+            .expect(400);
+        assert!(
+            r.text().contains("template.footer_typst") && r.text().contains("line 2"),
+            "{}",
+            r.text()
+        );
+        let mut long = irish_customer();
+        long["template"] = json!({"post_typst": "x".repeat(render::MAX_SNIPPET_BYTES + 1)});
+        let r = app
+            .call("POST", "/v1/entities", As::Human(&app.a), Some(long))
+            .await
+            .expect(400);
+        assert!(
+            r.text().contains("template.post_typst") && r.text().contains("16 KiB"),
+            "{}",
+            r.text()
+        );
+        assert_eq!(app.fingerprint().await, before);
+
+        let mut customer = irish_customer();
+        customer["template"] = json!({"footer_typst": "Entity footer for *Dublin*"});
+        let customer = app.entity(&app.a, customer).await;
+        let r = app
+            .call(
+                "PATCH",
+                &format!("/v1/entities/{customer}"),
+                As::Human(&app.a),
+                Some(json!({"template": {"post_typst": "#read(\"/etc/passwd\")"}})),
+            )
+            .await
+            .expect(400);
+        assert!(r.text().contains("template.post_typst"), "{}", r.text());
+        // Changing something else keeps the template that was checked.
+        app.call(
+            "PATCH",
+            &format!("/v1/entities/{customer}"),
+            As::Human(&app.a),
+            Some(json!({"name": "Dublin Customer Two Ltd"})),
+        )
+        .await
+        .expect(200);
+
+        let d = app
+            .draft(
+                &app.a,
+                json!({"recipient_id": customer, "lines": one_line(1000)}),
+            )
+            .await;
+        let pdf = app
+            .get(
+                &format!("/v1/invoices/{}/pdf", d["id"].as_str().unwrap()),
+                As::Human(&app.a),
+            )
+            .await
+            .expect(200);
+        let text = pdf_text_of(&pdf.body);
+        assert!(text.contains("Entity footer for Dublin"), "{text}");
+        assert!(text.contains("Dublin Customer Two Ltd"), "{text}");
+    }
+);
