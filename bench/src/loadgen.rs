@@ -2,9 +2,10 @@
 //!
 //! `loadgen seed --base URL --token T --proof P [--pdf-invoices K]` settles a company,
 //! issues one invoice and prints `{"token","proof","entity","invoice","invoice_500",
-//! "pdf_invoices","pdf_500_invoices"}`. With `--pdf-invoices K` it also issues an invoice of
-//! 500 lines (`invoice_500`) and K more issued invoices of each size (the two lists), which
-//! the `pdf` and `pdf_500` scenarios go round (see `op`). Seed those into a company of
+//! "pdf_invoices","pdf_500_invoices","pdf_snippet_invoices"}`. With `--pdf-invoices K` it
+//! also issues an invoice of 500 lines (`invoice_500`), K more issued invoices of each size
+//! (the two lists), and K+1 one-page invoices to a customer whose template has a footer
+//! snippet, which the `pdf`, `pdf_500` and `pdf_snippet` scenarios go round (see `op`). Seed those into a company of
 //! their own: 500-line invoices on the first list page would make `list_page` measure
 //! their size. `loadgen run --base URL --scenario S --companies FILE
 //! [--seconds N] [--concurrency C] [--warmup W] [--rate R] [--drafts D]` drives one
@@ -59,6 +60,10 @@ pub(crate) struct Company {
     pub(crate) pdf_invoices: Vec<String>,
     /// More issued 500-line invoices.
     pub(crate) pdf_500_invoices: Vec<String>,
+    /// Issued one-page invoices to a customer whose template has a footer snippet: their
+    /// PDFs render in a child process (company snippets are code; see the `api` crate's
+    /// `isolation` module).
+    pub(crate) pdf_snippet_invoices: Vec<String>,
 }
 
 /// One request; the answer's status and raw body. Never sends `If-None-Match`, so a PDF
@@ -200,6 +205,29 @@ fn seed(args: &[String]) -> anyhow::Result<()> {
         c.pdf_500_invoices
             .push(issued["id"].as_str().unwrap_or_default().to_owned());
     }
+    if extra > 0 {
+        // A customer whose invoices carry a footer snippet, as most companies' do (their
+        // registry details), for the `pdf_snippet` scenario.
+        let (s, e) = send(
+            &http,
+            &c,
+            "POST",
+            &format!("{base}/v1/entities"),
+            Some(json!({
+            "name": "Footer Customer Ltd", "type": "IE:LTD", "address": {"country": "IE"},
+            "template": {"footer_typst":
+                "Alpha Trading Ltd · Registered in Ireland no. 123456 · *Thank you for your business*"}})),
+        )?;
+        anyhow::ensure!(s == 201, "entity answered {s}: {e}");
+        let entity = e["id"].as_str().unwrap_or_default().to_owned();
+        for i in 0..=extra {
+            let mut body = draft_body(&entity);
+            body["lines"][0]["concept"] = json!(format!("Consulting, footer batch {i}"));
+            let issued = create_and_issue(&http, &base, &c, body)?;
+            c.pdf_snippet_invoices
+                .push(issued["id"].as_str().unwrap_or_default().to_owned());
+        }
+    }
     println!("{}", company_line(&c));
     Ok(())
 }
@@ -208,7 +236,8 @@ fn seed(args: &[String]) -> anyhow::Result<()> {
 pub(crate) fn company_line(c: &Company) -> Value {
     json!({"token": c.token, "proof": c.proof, "entity": c.entity, "invoice": c.invoice,
            "invoice_500": c.invoice_500, "pdf_invoices": c.pdf_invoices,
-           "pdf_500_invoices": c.pdf_500_invoices})
+           "pdf_500_invoices": c.pdf_500_invoices,
+           "pdf_snippet_invoices": c.pdf_snippet_invoices})
 }
 
 fn draft_body(entity: &str) -> Value {
@@ -294,6 +323,14 @@ fn op(
                 "no 500-line invoice: seed the company with --pdf-invoices K"
             );
             let id = nth(&c.invoice_500, &c.pdf_500_invoices, turn);
+            pdf_ok(http, c, &format!("{base}/v1/invoices/{id}/pdf"))?
+        }
+        "pdf_snippet" => {
+            anyhow::ensure!(
+                !c.pdf_snippet_invoices.is_empty(),
+                "no invoice with a footer snippet: seed the company with --pdf-invoices K"
+            );
+            let id = &c.pdf_snippet_invoices[turn % c.pdf_snippet_invoices.len()];
             pdf_ok(http, c, &format!("{base}/v1/invoices/{id}/pdf"))?
         }
         "create_draft" => ok(send(
@@ -405,6 +442,8 @@ fn run(args: &[String]) -> anyhow::Result<()> {
                     pdf_invoices: serde_json::from_value(v["pdf_invoices"].clone())
                         .unwrap_or_default(),
                     pdf_500_invoices: serde_json::from_value(v["pdf_500_invoices"].clone())
+                        .unwrap_or_default(),
+                    pdf_snippet_invoices: serde_json::from_value(v["pdf_snippet_invoices"].clone())
                         .unwrap_or_default(),
                 })
             })

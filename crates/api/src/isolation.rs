@@ -9,8 +9,8 @@
 //! (a JSON job on stdin, the PDF or the error on stdout) is `render::isolated`.
 //!
 //! PDFs without snippets render in this process: nothing in them is code a company wrote.
-//! The cost of a child, a process start and cold font and template caches, is measured in
-//! docs/PERFORMANCE.md.
+//! A child costs a process start and cold font and template caches; one is started ahead of
+//! each job so that cost is mostly paid before anyone waits (measured in docs/PERFORMANCE.md).
 
 use std::path::Path;
 use std::process::Stdio;
@@ -65,26 +65,7 @@ pub(crate) async fn run(
         .acquire()
         .await
         .map_err(|e| ApiError::Internal(anyhow::anyhow!("render process: {e}")))?;
-    // `ulimit -v` limits the shell, which then becomes the renderer. If the request is
-    // dropped (the client left), so is the child: `kill_on_drop`.
-    let mut child = tokio::process::Command::new("/bin/sh")
-        .arg("-c")
-        .arg(format!(
-            "ulimit -v {} && exec \"$0\" render-job",
-            CHILD_MIB * 1024
-        ))
-        .arg(exe)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| {
-            ApiError::Internal(anyhow::anyhow!(
-                "cannot start the render process {}: {e}",
-                exe.display()
-            ))
-        })?;
+    let mut child = take_spare_or_start(exe)?;
     let mut stdin = child
         .stdin
         .take()
@@ -122,6 +103,71 @@ pub(crate) async fn run(
             }))
         }
     }
+}
+
+/// The child started ahead of the next job (see [`take_spare_or_start`]).
+static SPARE: std::sync::Mutex<Option<tokio::process::Child>> = std::sync::Mutex::new(None);
+
+/// A child for a job: the spare one if it is still alive, else a new one; and a new spare
+/// is started for the next job. A child warms itself up (fonts, templates, a sample render:
+/// `render::isolated::prepare`) before it reads its job, so with a spare the job does not
+/// wait for that (measured in docs/PERFORMANCE.md). Each child still does one job and exits:
+/// nothing of one company's render is left for the next.
+///
+/// The spare's pipes belong to the runtime it was started on; a server has one.
+fn take_spare_or_start(exe: &Path) -> ApiResult<tokio::process::Child> {
+    let spare = SPARE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .take()
+        // Still waiting for its job (one that died is dropped, which reaps it).
+        .and_then(alive);
+    let child = match spare {
+        Some(child) => child,
+        None => start(exe)?,
+    };
+    match start(exe) {
+        Ok(next) => {
+            let mut slot = SPARE
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            // Another job may have put one there meanwhile; the extra one is killed.
+            if slot.is_none() {
+                *slot = Some(next);
+            }
+        }
+        Err(e) => tracing::warn!(error = %e, "cannot start a spare render process"),
+    }
+    Ok(child)
+}
+
+/// The child, if it has not exited.
+fn alive(mut child: tokio::process::Child) -> Option<tokio::process::Child> {
+    matches!(child.try_wait(), Ok(None)).then_some(child)
+}
+
+/// Starts a child under the address-space limit. If it is dropped (the request was, say the
+/// client left), it is killed: `kill_on_drop`.
+fn start(exe: &Path) -> ApiResult<tokio::process::Child> {
+    // `ulimit -v` limits the shell, which then becomes the renderer.
+    tokio::process::Command::new("/bin/sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v {} && exec \"$0\" render-job",
+            CHILD_MIB * 1024
+        ))
+        .arg(exe)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| {
+            ApiError::Internal(anyhow::anyhow!(
+                "cannot start the render process {}: {e}",
+                exe.display()
+            ))
+        })
 }
 
 /// The last line a child wrote on stderr, bounded, for a log or an internal error.

@@ -75,6 +75,9 @@ enum Command {
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     if let Command::RenderJob = cli.command {
+        // Gets warm while the server has no job for it yet (it starts a spare child ahead of
+        // each job); a job that is already waiting does not wait for this.
+        std::thread::spawn(render::isolated::prepare);
         let status = render::isolated::serve(std::io::stdin().lock(), std::io::stdout().lock());
         return std::process::ExitCode::from(status);
     }

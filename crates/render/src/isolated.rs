@@ -57,6 +57,16 @@ impl Job {
     }
 }
 
+/// Gets a new child ready before its job arrives: loads the fonts, the standard library and
+/// the templates, and renders the sample invoice once (its PDF is dropped), so the job pays
+/// for a render in a warm process rather than a cold one. A server starts its next child
+/// ahead of time, which runs this on a thread of its own while it waits for its job on
+/// standard input.
+pub fn prepare() {
+    crate::warm_up();
+    let _ = crate::render_invoice(&crate::sample_document());
+}
+
 /// The child's side: reads a [`Job`] from `input`, does it, writes the result to `output`,
 /// and returns the exit status to end the process with (see the module's table).
 pub fn serve(input: impl Read, mut output: impl Write) -> u8 {
