@@ -90,9 +90,13 @@ pub(crate) async fn run(
             "the render process could not take its job: {}",
             last_line(&output.stderr)
         ))),
-        _ => {
-            // Out of memory (`memory allocation of … failed`, then abort) or a crash. What
-            // Typst said is logged, never the snippet itself.
+        Some(other) => Err(ApiError::Internal(anyhow::anyhow!(
+            "the render process ended with status {other}: {}",
+            last_line(&output.stderr)
+        ))),
+        None => {
+            // Ended by a signal: out of memory (`memory allocation of … failed`, then an
+            // abort) or a crash. What it said is logged, never the snippet itself.
             tracing::warn!(
                 status = %output.status,
                 stderr = %last_line(&output.stderr),

@@ -100,6 +100,19 @@ fn main() -> std::process::ExitCode {
     }
 }
 
+/// The executable that runs company Typst snippets in child processes: this very one. On
+/// Linux it is named through `/proc/<pid>/exe`, which stays this process's file even when
+/// the binary is replaced on disk by an upgrade, so children always speak its protocol.
+fn snippet_runner() -> anyhow::Result<std::path::PathBuf> {
+    let own = std::path::PathBuf::from(format!("/proc/{}/exe", std::process::id()));
+    if own.exists() {
+        return Ok(own);
+    }
+    std::env::current_exe().map_err(|e| {
+        anyhow::anyhow!("cannot find this executable to run company Typst snippets: {e}")
+    })
+}
+
 async fn run(cli: Cli) -> anyhow::Result<()> {
     let settings = config::Settings::load(cli.config.as_deref())?;
     init_logging(&settings);
@@ -259,9 +272,7 @@ async fn serve(
             aeat_mode: settings.aeat_mode()?,
             secret_key: settings.secret_key()?,
             rate_limit_per_minute: settings.rate_limit_per_minute(),
-            snippet_runner: Some(std::env::current_exe().map_err(|e| {
-                anyhow::anyhow!("cannot find this executable to run company Typst snippets: {e}")
-            })?),
+            snippet_runner: Some(snippet_runner()?),
         },
     );
     // The web app for people shares the API's state; its pages call the API in process.

@@ -433,3 +433,46 @@ fn snippet_exploding_at_render_time_on_sqlite() {
 fn snippet_exploding_at_render_time_on_postgres() {
     snippet_exploding_at_render_time(TestDb::postgres());
 }
+
+/// Snippet children run the server's own executable: an upgrade that replaces the binary on
+/// disk while the server runs does not leave it starting a different program for them.
+#[test]
+fn snippet_children_run_the_servers_own_executable() {
+    use std::os::unix::fs::PermissionsExt;
+    let db = TestDb::sqlite();
+    let dir = tempfile::tempdir().expect("tmp");
+    let exe = dir.path().join("invoicing");
+    if std::fs::hard_link(BIN, &exe).is_err() {
+        std::fs::copy(BIN, &exe).expect("copy the executable");
+    }
+    let server = Server::start_command(db.command_of(&exe, &["serve", "--bootstrap", "--no-mcp"]));
+    let boot = server.bootstrap.clone().expect("bootstrap JSON on stdout");
+    let c = Company {
+        token: boot["token"].as_str().unwrap().to_owned(),
+        proof: boot["human_proof"].as_str().unwrap().to_owned(),
+    };
+    // The "upgrade": the file at the server's path is now another program.
+    std::fs::remove_file(&exe).expect("remove");
+    std::fs::write(&exe, "#!/bin/sh\nexit 7\n").expect("write");
+    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+
+    for _ in 0..2 {
+        let (status, body) = call(
+            &server.base,
+            &c,
+            "PATCH",
+            "/v1/company",
+            Some(serde_json::json!({ "footerInvoiceTypst": "Thank you." })),
+        );
+        assert_eq!(status, 200, "{body}");
+        let (status, body) = call(
+            &server.base,
+            &c,
+            "PATCH",
+            "/v1/company",
+            Some(serde_json::json!({ "footerInvoiceTypst": "ok\n#let x = (\n" })),
+        );
+        assert_eq!(status, 400, "{body}");
+        assert!(body.to_string().contains("line 2"), "{body}");
+    }
+}

@@ -64,7 +64,12 @@ impl TestDb {
     }
 
     pub fn command(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(BIN);
+        self.command_of(std::path::Path::new(BIN), args)
+    }
+
+    /// [`TestDb::command`] running the `invoicing` executable at `program`.
+    pub fn command_of(&self, program: &std::path::Path, args: &[&str]) -> Command {
+        let mut cmd = Command::new(program);
         cmd.args(args)
             .current_dir(self.dir.path())
             .env("INVOICING_DATABASE_URL", &self.url)
