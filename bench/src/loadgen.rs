@@ -176,16 +176,13 @@ fn seed(args: &[String]) -> anyhow::Result<()> {
     };
     let http = agent();
     settle(&http, &base, &c)?;
-    let (s, e) = send(
+    c.entity = entity(
         &http,
+        &base,
         &c,
-        "POST",
-        &format!("{base}/v1/entities"),
-        Some(json!({
-        "name": "Customer Ltd", "type": "IE:LTD", "fiscal_id": "IE6388047V", "address": {"country": "IE"}})),
+        json!({
+        "name": "Customer Ltd", "type": "IE:LTD", "fiscal_id": "IE6388047V", "address": {"country": "IE"}}),
     )?;
-    anyhow::ensure!(s == 201, "entity answered {s}: {e}");
-    c.entity = e["id"].as_str().unwrap_or_default().to_owned();
     let issued = create_and_issue(&http, &base, &c, draft_body(&c.entity))?;
     c.invoice = issued["id"].as_str().unwrap_or_default().to_owned();
     let extra: usize = arg(args, "--pdf-invoices").map_or(Ok(0), |s| s.parse())?;
@@ -208,18 +205,15 @@ fn seed(args: &[String]) -> anyhow::Result<()> {
     if extra > 0 {
         // A customer whose invoices carry a footer snippet, as most companies' do (their
         // registry details), for the `pdf_snippet` scenario.
-        let (s, e) = send(
+        let entity = entity(
             &http,
+            &base,
             &c,
-            "POST",
-            &format!("{base}/v1/entities"),
-            Some(json!({
+            json!({
             "name": "Footer Customer Ltd", "type": "IE:LTD", "address": {"country": "IE"},
             "template": {"footer_typst":
-                "Alpha Trading Ltd · Registered in Ireland no. 123456 · *Thank you for your business*"}})),
+                "Alpha Trading Ltd · Registered in Ireland no. 123456 · *Thank you for your business*"}}),
         )?;
-        anyhow::ensure!(s == 201, "entity answered {s}: {e}");
-        let entity = e["id"].as_str().unwrap_or_default().to_owned();
         for i in 0..=extra {
             let mut body = draft_body(&entity);
             body["lines"][0]["concept"] = json!(format!("Consulting, footer batch {i}"));
@@ -230,6 +224,13 @@ fn seed(args: &[String]) -> anyhow::Result<()> {
     }
     println!("{}", company_line(&c));
     Ok(())
+}
+
+/// Creates an entity; returns its id.
+fn entity(http: &ureq::Agent, base: &str, c: &Company, body: Value) -> anyhow::Result<String> {
+    let (s, e) = send(http, c, "POST", &format!("{base}/v1/entities"), Some(body))?;
+    anyhow::ensure!(s == 201, "entity answered {s}: {e}");
+    Ok(e["id"].as_str().unwrap_or_default().to_owned())
 }
 
 /// The JSON line `run --companies` reads.

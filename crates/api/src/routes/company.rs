@@ -162,29 +162,22 @@ pub async fn update_company(
 ) -> ApiResult<Json<CompanyConfiguration>> {
     // Snippets are checked before the write transaction begins: a check runs a child process
     // for up to seconds, and must not hold SQLite's single writer meanwhile.
-    for (field, slot, value) in [
-        (
-            "footerInvoiceTypst",
-            render::SnippetSlot::Footer,
-            &req.footer_invoice_typst,
-        ),
-        (
-            "postInvoiceTypst",
-            render::SnippetSlot::Post,
-            &req.post_invoice_typst,
-        ),
-    ] {
-        let Some(Some(snippet)) = value else { continue };
-        if snippet.len() > MAX_TYPST_SNIPPET {
-            return Err(ApiError::bad_request(format!(
-                "`{field}` must be at most {} KiB.",
-                MAX_TYPST_SNIPPET / 1024
-            )));
-        }
-        if !snippet.trim().is_empty() {
-            check_snippet(&state, field, slot, snippet).await?;
-        }
-    }
+    check_snippets(
+        &state,
+        [
+            (
+                "footerInvoiceTypst",
+                render::SnippetSlot::Footer,
+                req.footer_invoice_typst.as_ref().and_then(Option::as_deref),
+            ),
+            (
+                "postInvoiceTypst",
+                render::SnippetSlot::Post,
+                req.post_invoice_typst.as_ref().and_then(Option::as_deref),
+            ),
+        ],
+    )
+    .await?;
     let mut conn = tx.conn().await?;
     let mut c = load(&mut conn, &caller.company_id).await?;
     if let Some(v) = req.name {
@@ -360,10 +353,32 @@ pub async fn complete_registration(
     ))
 }
 
+/// Checks the snippets a request gives, named by their fields, before they are saved: one
+/// longer than [`render::MAX_SNIPPET_BYTES`] or that does not compile ([`check_snippet`]) is
+/// a 400 that names the field. Blank ones are not rendered, so not compiled. Also used for
+/// the snippets of entity templates.
+pub(crate) async fn check_snippets(
+    state: &AppState,
+    snippets: [(&str, render::SnippetSlot, Option<&str>); 2],
+) -> ApiResult<()> {
+    for (field, slot, snippet) in snippets {
+        let Some(snippet) = snippet else { continue };
+        if snippet.len() > MAX_TYPST_SNIPPET {
+            return Err(ApiError::bad_request(format!(
+                "`{field}` must be at most {} KiB.",
+                MAX_TYPST_SNIPPET / 1024
+            )));
+        }
+        if !snippet.trim().is_empty() {
+            check_snippet(state, field, slot, snippet).await?;
+        }
+    }
+    Ok(())
+}
+
 /// Compiles a company snippet in the slot it will be used in, refusing it with a 400 that
-/// says why (in a child process with a memory limit: [`crate::isolation`]). Also used for
-/// the snippets of entity templates, named by `field`.
-pub(crate) async fn check_snippet(
+/// says why (in a child process with a memory limit: [`crate::isolation`]).
+async fn check_snippet(
     state: &AppState,
     field: &str,
     slot: render::SnippetSlot,

@@ -394,35 +394,26 @@ async fn apply(
 }
 
 /// Checks the Typst snippets of a template given in a request the way the company's are
-/// when saved ([`super::company::check_snippet`]): a snippet that is too long or does not
-/// compile is a 400 naming the field and the line. Runs before the write transaction
-/// begins: a check takes a child process and up to seconds.
+/// ([`super::company::check_snippets`]), before the write transaction begins: a check takes
+/// a child process and up to seconds.
 async fn check_template_snippets(state: &AppState, t: Option<&EntityTemplate>) -> ApiResult<()> {
     let Some(t) = t else { return Ok(()) };
-    for (field, slot, snippet) in [
-        (
-            "template.footer_typst",
-            render::SnippetSlot::Footer,
-            &t.footer_typst,
-        ),
-        (
-            "template.post_typst",
-            render::SnippetSlot::Post,
-            &t.post_typst,
-        ),
-    ] {
-        let Some(snippet) = snippet.as_deref().filter(|s| !s.trim().is_empty()) else {
-            continue;
-        };
-        if snippet.len() > render::MAX_SNIPPET_BYTES {
-            return Err(ApiError::bad_request(format!(
-                "`{field}` must be at most {} KiB.",
-                render::MAX_SNIPPET_BYTES / 1024
-            )));
-        }
-        super::company::check_snippet(state, field, slot, snippet).await?;
-    }
-    Ok(())
+    super::company::check_snippets(
+        state,
+        [
+            (
+                "template.footer_typst",
+                render::SnippetSlot::Footer,
+                t.footer_typst.as_deref(),
+            ),
+            (
+                "template.post_typst",
+                render::SnippetSlot::Post,
+                t.post_typst.as_deref(),
+            ),
+        ],
+    )
+    .await
 }
 
 fn template(
