@@ -343,9 +343,9 @@ fn exploding_snippet_on_postgres() {
 }
 
 /// Company snippets run in a child process with a memory limit when a PDF is rendered, not
-/// only when they are saved. A footer that explodes only for one invoice's placeholder value
-/// passes the check; that invoice's PDF then gets a 400 saying why, while the server and
-/// every other PDF go on (in process, the server aborted, for every company).
+/// only when they are saved. A footer that explodes (or never ends) only for one invoice's
+/// placeholder value passes the check; that invoice's PDF then gets a 400 saying why, while
+/// the server and every other PDF go on (in process, the server aborted, for every company).
 fn snippet_exploding_at_render_time(db: TestDb) {
     let server = Server::start(&db, &["serve", "--bootstrap", "--no-mcp"]);
     let boot = server.bootstrap.clone().expect("bootstrap JSON on stdout");
@@ -365,8 +365,9 @@ fn snippet_exploding_at_render_time(db: TestDb) {
     );
     assert_eq!(s, 200, "{body}");
     accept_agreements(base, &c);
-    let footer = "Order {{po}}#if json(\"/data.json\").placeholders.at(\"po\", default: \"\") \
-                  == \"boom\" { range(1000000000).len() }";
+    let footer = "Order {{po}}#let po = json(\"/data.json\").placeholders.at(\"po\", default: \"\")\n\
+                  #if po == \"boom\" { range(1000000000).len() }\n\
+                  #if po == \"slow\" { for i in range(100000) { for j in range(100000) {} } }";
     let (s, body) = call(
         base,
         &c,
@@ -420,6 +421,15 @@ fn snippet_exploding_at_render_time(db: TestDb) {
         let text = pdf_text(&pdf);
         assert!(text.contains("Order PO-7"), "{text}");
     }
+    // A snippet that never finishes for one invoice: a 400 at the render deadline (retrying
+    // would not help), and the child is gone.
+    let slow = draft("slow");
+    let (s, _, body) = bytes(base, &c, "GET", &slow, None);
+    let message = String::from_utf8_lossy(&body);
+    assert_eq!(s, 400, "{message}");
+    assert!(message.contains("did not finish"), "{message}");
+    let (s, _, _) = bytes(base, &c, "GET", &fine, None);
+    assert_eq!(s, 200);
     let (s, body) = call(base, &c, "GET", "/v1/company", None);
     assert_eq!(s, 200, "{body}");
 }

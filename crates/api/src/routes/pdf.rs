@@ -252,15 +252,19 @@ async fn respond(
         .acquire_many(render_weight(doc.lines.len(), *units))
         .await
         .map_err(|e| ApiError::Internal(e.into()))?;
-    let runner = state
-        .config
-        .snippet_runner
-        .as_deref()
-        .filter(|_| doc.has_snippets());
+    let snippets = doc.has_snippets();
+    let runner = state.config.snippet_runner.as_deref().filter(|_| snippets);
     let job = render::isolated::Job::Render(Box::new(doc));
     let pdf = crate::isolation::run(runner, job, permit)
         .await?
         .map_err(|e| match e {
+            // A document renders in well under a second: past the deadline with a snippet,
+            // the snippet is why, and trying again would not help.
+            render::RenderError::Timeout(_) if snippets => ApiError::bad_request(format!(
+                "The company's Typst snippet cannot be rendered for this document: {e}. Fix it \
+                 with PATCH /v1/company, or in the recipient's template (PATCH \
+                 /v1/entities/{{id}}) when it is theirs."
+            )),
             render::RenderError::Snippet { .. }
             | render::RenderError::SnippetTooLarge { .. }
             | render::RenderError::Exhausted { .. } => ApiError::bad_request(format!(
