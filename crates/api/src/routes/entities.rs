@@ -50,10 +50,12 @@ pub struct EntityTemplate {
     /// Language of documents to this entity (`en`, `es`, `es_ES`, ...).
     #[serde(default)]
     pub language: Option<String>,
-    /// Typst snippet replacing the company footer on this entity's invoices.
+    /// Typst snippet replacing the company footer on this entity's invoices. Checked when
+    /// saved like the company's (at most 16 KiB; one that does not compile is a 400 naming
+    /// the line); it runs in a memory-limited child process.
     #[serde(default)]
     pub footer_typst: Option<String>,
-    /// Typst snippet replacing the company post-invoice block.
+    /// Typst snippet replacing the company post-invoice block; checked like `footer_typst`.
     #[serde(default)]
     pub post_typst: Option<String>,
     /// Values of company placeholders for this entity (used when an invoice gives none).
