@@ -294,10 +294,7 @@ fn oversized_headers_get_431() {
 fn exploding_snippet_is_refused_and_the_server_lives(db: TestDb) {
     let server = Server::start(&db, &["serve", "--bootstrap", "--no-mcp"]);
     let boot = server.bootstrap.clone().expect("bootstrap JSON on stdout");
-    let c = Company {
-        token: boot["token"].as_str().unwrap().to_owned(),
-        proof: boot["human_proof"].as_str().unwrap().to_owned(),
-    };
+    let c = Company::from_bootstrap(&boot);
     let patch = |footer: &str| {
         call(
             &server.base,
@@ -349,10 +346,7 @@ fn exploding_snippet_on_postgres() {
 fn snippet_exploding_at_render_time(db: TestDb) {
     let server = Server::start(&db, &["serve", "--bootstrap", "--no-mcp"]);
     let boot = server.bootstrap.clone().expect("bootstrap JSON on stdout");
-    let c = Company {
-        token: boot["token"].as_str().unwrap().to_owned(),
-        proof: boot["human_proof"].as_str().unwrap().to_owned(),
-    };
+    let c = Company::from_bootstrap(&boot);
     let base = &server.base;
     let (s, body) = call(
         base,
@@ -446,10 +440,8 @@ fn snippet_exploding_at_render_time_on_postgres() {
 
 /// Snippet children run the server's own executable: an upgrade that replaces the binary on
 /// disk while the server runs does not leave it starting a different program for them.
-#[test]
-fn snippet_children_run_the_servers_own_executable() {
+fn snippet_children_run_the_servers_own_executable(db: TestDb) {
     use std::os::unix::fs::PermissionsExt;
-    let db = TestDb::sqlite();
     let dir = tempfile::tempdir().expect("tmp");
     let exe = dir.path().join("invoicing");
     if std::fs::hard_link(BIN, &exe).is_err() {
@@ -457,10 +449,7 @@ fn snippet_children_run_the_servers_own_executable() {
     }
     let server = Server::start_command(db.command_of(&exe, &["serve", "--bootstrap", "--no-mcp"]));
     let boot = server.bootstrap.clone().expect("bootstrap JSON on stdout");
-    let c = Company {
-        token: boot["token"].as_str().unwrap().to_owned(),
-        proof: boot["human_proof"].as_str().unwrap().to_owned(),
-    };
+    let c = Company::from_bootstrap(&boot);
     // The "upgrade": the file at the server's path is now another program.
     std::fs::remove_file(&exe).expect("remove");
     std::fs::write(&exe, "#!/bin/sh\nexit 7\n").expect("write");
@@ -485,4 +474,14 @@ fn snippet_children_run_the_servers_own_executable() {
         assert_eq!(status, 400, "{body}");
         assert!(body.to_string().contains("line 2"), "{body}");
     }
+}
+
+#[test]
+fn snippet_children_run_the_servers_own_executable_on_sqlite() {
+    snippet_children_run_the_servers_own_executable(TestDb::sqlite());
+}
+
+#[test]
+fn snippet_children_run_the_servers_own_executable_on_postgres() {
+    snippet_children_run_the_servers_own_executable(TestDb::postgres());
 }

@@ -27,10 +27,7 @@ fn issue_concurrently(db: TestDb) {
             ],
         );
         assert!(ok, "{stderr}");
-        companies.push(Company {
-            token: boot["token"].as_str().unwrap().to_owned(),
-            proof: boot["human_proof"].as_str().unwrap().to_owned(),
-        });
+        companies.push(Company::from_bootstrap(&boot));
     }
     let servers = [
         Server::start(&db, &["serve"]),
@@ -188,10 +185,7 @@ fn chain_under_concurrency(db: TestDb) {
         ],
     );
     assert!(ok, "{stderr}");
-    let c = std::sync::Arc::new(Company {
-        token: boot["token"].as_str().unwrap().to_owned(),
-        proof: boot["human_proof"].as_str().unwrap().to_owned(),
-    });
+    let c = std::sync::Arc::new(Company::from_bootstrap(&boot));
     let servers = [
         Server::start(&db, &["serve"]),
         Server::start(&db, &["serve"]),

@@ -112,10 +112,7 @@ fn two_servers_and_a_worker_share_an_object_store(db: TestDb) {
     );
     assert!(ok, "{stderr}");
     let company = boot["company_id"].as_str().unwrap().to_owned();
-    let me = Company {
-        token: boot["token"].as_str().unwrap().to_owned(),
-        proof: boot["human_proof"].as_str().unwrap().to_owned(),
-    };
+    let me = Company::from_bootstrap(&boot);
 
     // A store the service cannot use stops it at start, saying which and why.
     let mut cmd = db.command(&["serve", "--no-worker", "--no-mcp"]);

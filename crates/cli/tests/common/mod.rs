@@ -279,6 +279,22 @@ pub struct Company {
     pub proof: String,
 }
 
+impl Company {
+    /// The member a bootstrap made (`serve --bootstrap` or `admin bootstrap` JSON).
+    pub fn from_bootstrap(boot: &Value) -> Self {
+        let text = |key: &str| {
+            boot[key]
+                .as_str()
+                .unwrap_or_else(|| panic!("{key} in the bootstrap JSON: {boot}"))
+                .to_owned()
+        };
+        Self {
+            token: text("token"),
+            proof: text("human_proof"),
+        }
+    }
+}
+
 /// A JSON request as that member, a person; the status and the body (JSON, else a string).
 pub fn call(
     base: &str,
