@@ -36,6 +36,31 @@ enum Segment {
     Number { pad: u32 },
 }
 
+/// A piece of a year's reference ([`ReferenceFormat::parts`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReferencePart {
+    /// Printed as it is.
+    Text(String),
+    /// The document's number.
+    Number {
+        /// The fewest digits it is printed with, zero-padded (0 or 1: as it is).
+        pad: u32,
+    },
+}
+
+impl ReferencePart {
+    /// The reference these parts make for document `number`.
+    pub fn render(parts: &[ReferencePart], number: i64) -> String {
+        parts
+            .iter()
+            .map(|p| match p {
+                ReferencePart::Text(t) => t.clone(),
+                ReferencePart::Number { pad } => format!("{number:0width$}", width = *pad as usize),
+            })
+            .collect()
+    }
+}
+
 /// A validated reference format.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReferenceFormat {
@@ -95,19 +120,31 @@ impl ReferenceFormat {
         })
     }
 
-    /// Renders the reference of document `number` in fiscal `year`.
-    pub fn render(&self, year: i64, number: i64) -> String {
-        let mut out = String::new();
+    /// The reference of fiscal `year` with the number left open: texts (literals and the
+    /// year, run together) and where the number goes. For rendering the reference where the
+    /// number is taken, in the database; [`ReferenceFormat::render`] renders them.
+    pub fn parts(&self, year: i64) -> Vec<ReferencePart> {
+        let mut parts: Vec<ReferencePart> = Vec::new();
         for s in &self.segments {
-            match s {
-                Segment::Literal(l) => out.push_str(l),
-                Segment::Year => out.push_str(&year.to_string()),
+            let text = match s {
                 Segment::Number { pad } => {
-                    out.push_str(&format!("{number:0width$}", width = *pad as usize))
+                    parts.push(ReferencePart::Number { pad: *pad });
+                    continue;
                 }
+                Segment::Literal(l) => l.clone(),
+                Segment::Year => year.to_string(),
+            };
+            match parts.last_mut() {
+                Some(ReferencePart::Text(t)) => t.push_str(&text),
+                _ => parts.push(ReferencePart::Text(text)),
             }
         }
-        out
+        parts
+    }
+
+    /// Renders the reference of document `number` in fiscal `year`.
+    pub fn render(&self, year: i64, number: i64) -> String {
+        ReferencePart::render(&self.parts(year), number)
     }
 
     /// The format as the user wrote it.
@@ -132,6 +169,24 @@ mod tests {
         assert_eq!(f.render(2026, 42), "INV-2026-00042");
         let f = ReferenceFormat::parse("{number}/{year}").unwrap();
         assert_eq!(f.render(2027, 1234567), "1234567/2027");
+    }
+
+    #[test]
+    fn parts_render_as_the_format_does() {
+        let f = ReferenceFormat::parse("{year}-A{number:3}/{year}").unwrap();
+        assert_eq!(
+            f.parts(2026),
+            vec![
+                ReferencePart::Text("2026-A".into()),
+                ReferencePart::Number { pad: 3 },
+                ReferencePart::Text("/2026".into()),
+            ]
+        );
+        for n in [1, 42, 999, 1000, 123_456_789] {
+            assert_eq!(ReferencePart::render(&f.parts(2026), n), f.render(2026, n));
+        }
+        let bare = ReferenceFormat::parse("{number}").unwrap();
+        assert_eq!(bare.parts(2027), vec![ReferencePart::Number { pad: 0 }]);
     }
 
     #[test]

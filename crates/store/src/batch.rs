@@ -19,7 +19,8 @@ use sqlx::{
 /// Statements and their arguments, sent by [`Batch::execute`].
 #[derive(Default)]
 pub struct Batch {
-    statements: Vec<String>,
+    /// Each statement, with the name its `WITH` clause takes on PostgreSQL if given.
+    statements: Vec<(Option<&'static str>, String)>,
     args: AnyArguments,
     /// Parameters the statements so far use; what the binds must add up to.
     params: usize,
@@ -35,13 +36,25 @@ impl Batch {
 
     /// Adds a statement whose parameters are `$1..$k`; bind its `k` values next, in order.
     pub fn push(&mut self, sql: &str) -> &mut Self {
+        self.push_clause(None, sql)
+    }
+
+    /// Like [`Batch::push`], for a statement whose `RETURNING` rows a later statement reads
+    /// on PostgreSQL as the table `name` (`FROM name`): there it is the `WITH` clause of
+    /// that name. SQLite has no such clauses: a later statement reads the tables this one
+    /// changed instead, which statements run one after another see.
+    pub fn push_named(&mut self, name: &'static str, sql: &str) -> &mut Self {
+        self.push_clause(Some(name), sql)
+    }
+
+    fn push_clause(&mut self, name: Option<&'static str>, sql: &str) -> &mut Self {
         debug_assert_eq!(
             self.args.len(),
             self.params,
             "every statement's values are bound before the next statement"
         );
         let (text, count) = renumber(sql, self.params);
-        self.statements.push(text);
+        self.statements.push((name, text));
         self.params += count;
         self
     }
@@ -81,12 +94,21 @@ impl Batch {
         T: Send + Unpin,
         (T,): for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow>,
     {
+        Ok(self.fetch_optional_row::<(T,)>(conn).await?.map(|(v,)| v))
+    }
+
+    /// Like [`Batch::fetch_optional`], for a row of several columns. Only the last statement
+    /// may return rows.
+    pub async fn fetch_optional_row<R>(self, conn: &mut AnyConnection) -> sqlx::Result<Option<R>>
+    where
+        R: for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> + Send + Unpin,
+    {
         let Some((sql, args)) = self.into_query(conn)? else {
             return Ok(None);
         };
         // `fetch_all`, not `fetch_optional`: on SQLite the `Any` driver's `fetch_optional`
         // looks only at the first statement's result and would miss the last one's row.
-        let mut rows: Vec<T> = sqlx::query_scalar_with(AssertSqlSafe(sql), args)
+        let mut rows: Vec<R> = sqlx::query_as_with(AssertSqlSafe(sql), args)
             .fetch_all(conn)
             .await?;
         Ok(rows.pop())
@@ -112,18 +134,26 @@ impl Batch {
     }
 }
 
-/// One query string: `a; b; c` (SQLite) or `WITH w1 AS (a), w2 AS (b) c` (PostgreSQL).
-fn join(statements: &[String], postgres: bool) -> String {
+/// One query string: `a; b; c` (SQLite) or `WITH w1 AS (a), w2 AS (b) c` (PostgreSQL, a
+/// clause named by [`Batch::push_named`] taking that name).
+fn join(statements: &[(Option<&'static str>, String)], postgres: bool) -> String {
     match statements.split_last() {
-        Some((last, rest)) if postgres && !rest.is_empty() => {
+        Some(((_, last), rest)) if postgres && !rest.is_empty() => {
             let clauses: Vec<String> = rest
                 .iter()
                 .enumerate()
-                .map(|(i, s)| format!("w{} AS ({s})", i + 1))
+                .map(|(i, (name, s))| match name {
+                    Some(name) => format!("{name} AS ({s})"),
+                    None => format!("w{} AS ({s})", i + 1),
+                })
                 .collect();
             format!("WITH {} {last}", clauses.join(", "))
         }
-        _ => statements.join(";\n"),
+        _ => statements
+            .iter()
+            .map(|(_, s)| s.as_str())
+            .collect::<Vec<_>>()
+            .join(";\n"),
     }
 }
 
@@ -177,8 +207,8 @@ mod tests {
     #[test]
     fn joins_per_engine() {
         let s = vec![
-            "UPDATE a SET x = $1".to_owned(),
-            "INSERT INTO b VALUES ($2)".to_owned(),
+            (None, "UPDATE a SET x = $1".to_owned()),
+            (None, "INSERT INTO b VALUES ($2)".to_owned()),
         ];
         assert_eq!(
             join(&s, false),
@@ -189,5 +219,18 @@ mod tests {
             "WITH w1 AS (UPDATE a SET x = $1) INSERT INTO b VALUES ($2)"
         );
         assert_eq!(join(&s[..1], true), "UPDATE a SET x = $1");
+        let named = vec![
+            (
+                Some("c"),
+                "INSERT INTO c VALUES ($1) RETURNING n".to_owned(),
+            ),
+            (None, "UPDATE a SET x = $2".to_owned()),
+            (None, "UPDATE t SET y = c.n FROM c".to_owned()),
+        ];
+        assert_eq!(
+            join(&named, true),
+            "WITH c AS (INSERT INTO c VALUES ($1) RETURNING n), w2 AS (UPDATE a SET x = $2) \
+             UPDATE t SET y = c.n FROM c"
+        );
     }
 }

@@ -2,6 +2,13 @@
 
 use sqlx::AnyConnection;
 
+/// The upsert that takes a number: `$1` company, `$2` series, `$3` year, `$4` the first
+/// number of a new year. The number taken is `next_number - 1` of the row it leaves.
+pub(crate) const TAKE: &str = "INSERT INTO document_counters (company_id, series, year, next_number) \
+     VALUES ($1, $2, $3, $4 + 1) \
+     ON CONFLICT (company_id, series, year) \
+     DO UPDATE SET next_number = document_counters.next_number + 1";
+
 /// Takes the next number of a series in a year, starting at `first` for a new year.
 ///
 /// Must run inside the transaction that uses the number: if that transaction
@@ -17,13 +24,9 @@ pub async fn next(
 ) -> sqlx::Result<i64> {
     // One statement: create the year's counter at `first`, or take the next number. The
     // upsert holds the counter row's lock until commit.
-    sqlx::query_scalar(
-        "INSERT INTO document_counters (company_id, series, year, next_number) \
-         VALUES ($1, $2, $3, $4 + 1) \
-         ON CONFLICT (company_id, series, year) \
-         DO UPDATE SET next_number = document_counters.next_number + 1 \
-         RETURNING next_number - 1",
-    )
+    sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+        "{TAKE} RETURNING next_number - 1"
+    )))
     .bind(company_id)
     .bind(series)
     .bind(year)

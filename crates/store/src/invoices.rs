@@ -1,5 +1,6 @@
 //! Invoices (ordinary and corrective), drafts and issued.
 
+use domain::reference::ReferencePart;
 use sqlx::AnyConnection;
 
 use crate::batch::Batch;
@@ -157,37 +158,123 @@ pub(crate) fn bind_row<'q>(
 /// Writes every mutable column of a draft back.
 pub async fn update(conn: &mut AnyConnection, r: &InvoiceRow) -> sqlx::Result<()> {
     let mut batch = Batch::new();
-    push_update(&mut batch, r, false);
+    push_update(&mut batch, r, None);
     batch.execute(conn).await
 }
 
-/// Stores a just-issued invoice and adds it to the dashboard rollups, in one round trip.
+/// Stores a just-issued invoice with the next number of its series in its year, its
+/// reference and the dashboard rollups, in one round trip; returns the number and the
+/// reference (`None`: not stored, see below).
 ///
 /// `r` is the draft as it was read (its `updated_at` says which version) with the issued
-/// columns filled in; it is stored only if the draft is still a draft in that version.
-/// `false` means it was issued or changed meanwhile: the rollups were written anyway, so
-/// the caller must roll the transaction back. Checking here instead of locking the draft
-/// first saves a statement while the writer is held.
-pub async fn store_issued(conn: &mut AnyConnection, r: &InvoiceRow) -> sqlx::Result<bool> {
+/// columns filled in but for `invoice_number` and `reference`; `first` is the series'
+/// first number of a new year and `reference` the parts of the year's reference
+/// ([`domain::reference::ReferenceFormat::parts`]), rendered here in SQL from the number
+/// taken. It is stored only if the draft is still a draft in that version. `None` means it
+/// was issued or changed meanwhile: the counter and the rollups were written anyway, so the
+/// caller must roll the transaction back. Checking here instead of locking the draft first
+/// saves a statement while the writer is held, and taking the number in the same round
+/// trip (rather than with [`crate::counters::next`] first) saves another: on SQLite each
+/// is a hand-off to the connection's thread and back while the single writer is held.
+///
+/// The counter's upsert comes first and holds its row's lock until commit, as
+/// [`crate::counters::next`] does. The update reads the number it took from the counter's
+/// row on SQLite (the batch's statements run in order) and from the upsert's `RETURNING`
+/// on PostgreSQL (statements of one `WITH` share a snapshot: the table would show the old
+/// value).
+pub async fn store_issued(
+    conn: &mut AnyConnection,
+    r: &InvoiceRow,
+    first: i64,
+    reference: &[ReferencePart],
+) -> sqlx::Result<Option<(i64, String)>> {
+    let postgres = conn.backend_name().eq_ignore_ascii_case("postgresql");
+    let year = r.invoice_year.unwrap_or_default();
     let mut batch = Batch::new();
+    if postgres {
+        batch.push_named(
+            "counter",
+            &format!("{} RETURNING next_number - 1 AS n", crate::counters::TAKE),
+        );
+    } else {
+        batch.push(crate::counters::TAKE);
+    }
+    batch
+        .bind(r.company_id.as_str())
+        .bind(r.series.as_str())
+        .bind(year)
+        .bind(first);
     crate::dashboard::push_issue(conn, &mut batch, r).await?;
     // Last: the batch answers with what the last statement returns.
-    push_update(&mut batch, r, true);
-    Ok(batch.fetch_optional::<String>(conn).await?.is_some())
+    push_update(
+        &mut batch,
+        r,
+        Some(Numbered {
+            postgres,
+            reference,
+        }),
+    );
+    batch.fetch_optional_row::<(i64, String)>(conn).await
 }
 
-/// The update of every mutable column; `as_read` adds the condition that the row is still
-/// the draft of `r.updated_at` and returns its id when it was.
-fn push_update(batch: &mut Batch, r: &InvoiceRow, as_read: bool) {
-    let sql = "UPDATE invoices SET recipient_id = $3, status = $4, supply_type = $5, currency_code = $6, \
-             treatment = $7, invoice_number = $8, invoice_year = $9, reference = $10, issued_at = $11, \
-             order_number = $12, order_year = $13, net_total = $14, tax_total = $15, withholding_total = $16, \
-             total = $17, line_count = $18, lines_json = $19, custom_placeholder_values_json = $20, \
-             exchange_rates_json = $21, bank_accounts_json = $22, issuer_snapshot_json = $23, \
-             recipient_snapshot_json = $24, correction_reason = $25, updated_at = $26, due_date = $27";
-    let sql = if as_read {
+/// How [`push_update`] numbers an invoice being issued.
+struct Numbered<'a> {
+    /// Whether the number comes from the `counter` clause (PostgreSQL) or its table.
+    postgres: bool,
+    reference: &'a [ReferencePart],
+}
+
+/// The update of every mutable column. Without `numbered` it writes `r` as it is; with it,
+/// `r` is a draft being issued: the row is written only if it is still the draft of
+/// `r.updated_at`, with the number the batch's counter upsert took (the table `c` of one
+/// column `n`), the reference rendered from it, and returns both.
+fn push_update(batch: &mut Batch, r: &InvoiceRow, numbered: Option<Numbered<'_>>) {
+    // The number and reference: bound (`$8`, `$10`), or, when issuing, left unbound (NULL)
+    // and taken from the counter.
+    let (number, reference, from) = match &numbered {
+        None => ("$8".to_owned(), "$10".to_owned(), String::new()),
+        Some(n) => {
+            // Past the update's own 28 parameters: the series (SQLite) and the texts.
+            let mut param = 29;
+            let from = if n.postgres {
+                " FROM counter AS c".to_owned()
+            } else {
+                param += 1;
+                " FROM (SELECT next_number - 1 AS n FROM document_counters \
+                 WHERE company_id = $1 AND series = $29 AND year = $9) AS c"
+                    .to_owned()
+            };
+            let parts: Vec<String> = n
+                .reference
+                .iter()
+                .map(|p| match p {
+                    ReferencePart::Text(_) => {
+                        param += 1;
+                        format!("${}", param - 1)
+                    }
+                    ReferencePart::Number { pad } => padded("c.n", *pad),
+                })
+                .collect();
+            (
+                "COALESCE($8, c.n)".to_owned(),
+                format!("COALESCE($10, {})", parts.join(" || ")),
+                from,
+            )
+        }
+    };
+    let sql = format!(
+        "UPDATE invoices SET recipient_id = $3, status = $4, supply_type = $5, currency_code = $6, \
+         treatment = $7, invoice_number = {number}, invoice_year = $9, reference = {reference}, \
+         issued_at = $11, order_number = $12, order_year = $13, net_total = $14, tax_total = $15, \
+         withholding_total = $16, total = $17, line_count = $18, lines_json = $19, \
+         custom_placeholder_values_json = $20, exchange_rates_json = $21, bank_accounts_json = $22, \
+         issuer_snapshot_json = $23, recipient_snapshot_json = $24, correction_reason = $25, \
+         updated_at = $26, due_date = $27{from}"
+    );
+    let sql = if numbered.is_some() {
         format!(
-            "{sql} WHERE {DRAFT_BY_ID} AND COALESCE(updated_at, 0) = COALESCE($28, 0) RETURNING id"
+            "{sql} WHERE {DRAFT_BY_ID} AND COALESCE(updated_at, 0) = COALESCE($28, 0) \
+             RETURNING invoice_number, reference"
         )
     } else {
         format!("{sql} WHERE company_id = $1 AND id = $2")
@@ -221,9 +308,31 @@ fn push_update(batch: &mut Batch, r: &InvoiceRow, as_read: bool) {
         .bind(r.correction_reason.as_deref())
         .bind(crate::now_micros())
         .bind(r.due_date);
-    if as_read {
+    if let Some(n) = numbered {
         batch.bind(r.updated_at);
+        if !n.postgres {
+            batch.bind(r.series.as_str());
+        }
+        for p in n.reference {
+            if let ReferencePart::Text(t) = p {
+                batch.bind(t.as_str());
+            }
+        }
     }
+}
+
+/// SQL for the integer `n` as text, zero-padded to at least `pad` digits as Rust's
+/// `{n:0pad$}` does (for `n >= 0`), in the functions both engines have.
+fn padded(n: &str, pad: u32) -> String {
+    let text = format!("CAST({n} AS TEXT)");
+    if pad <= 1 {
+        return text;
+    }
+    let zeros = "0".repeat(pad as usize);
+    format!(
+        "(CASE WHEN length({text}) >= {pad} THEN {text} \
+         ELSE substr('{zeros}' || {text}, length({text}) + 1) END)"
+    )
 }
 
 /// One invoice of the company.
