@@ -10,6 +10,10 @@
 //!
 //! On SQLite every statement is a hand-off to the connection's thread and back, made while
 //! the single writer is held; a batch makes it one.
+//!
+//! On PostgreSQL the statements of one `WITH` take their row locks in no set order: two
+//! batches that lock the same rows can deadlock, so a lock that orders writers (a counter
+//! row) is taken by a statement of its own before the batch.
 
 use sqlx::{
     AnyConnection, Arguments, AssertSqlSafe, Encode, Type,
@@ -19,8 +23,7 @@ use sqlx::{
 /// Statements and their arguments, sent by [`Batch::execute`].
 #[derive(Default)]
 pub struct Batch {
-    /// Each statement, with the name its `WITH` clause takes on PostgreSQL if given.
-    statements: Vec<(Option<&'static str>, String)>,
+    statements: Vec<String>,
     args: AnyArguments,
     /// Parameters the statements so far use; what the binds must add up to.
     params: usize,
@@ -36,25 +39,13 @@ impl Batch {
 
     /// Adds a statement whose parameters are `$1..$k`; bind its `k` values next, in order.
     pub fn push(&mut self, sql: &str) -> &mut Self {
-        self.push_clause(None, sql)
-    }
-
-    /// Like [`Batch::push`], for a statement whose `RETURNING` rows a later statement reads
-    /// on PostgreSQL as the table `name` (`FROM name`): there it is the `WITH` clause of
-    /// that name. SQLite has no such clauses: a later statement reads the tables this one
-    /// changed instead, which statements run one after another see.
-    pub fn push_named(&mut self, name: &'static str, sql: &str) -> &mut Self {
-        self.push_clause(Some(name), sql)
-    }
-
-    fn push_clause(&mut self, name: Option<&'static str>, sql: &str) -> &mut Self {
         debug_assert_eq!(
             self.args.len(),
             self.params,
             "every statement's values are bound before the next statement"
         );
         let (text, count) = renumber(sql, self.params);
-        self.statements.push((name, text));
+        self.statements.push(text);
         self.params += count;
         self
     }
@@ -134,26 +125,18 @@ impl Batch {
     }
 }
 
-/// One query string: `a; b; c` (SQLite) or `WITH w1 AS (a), w2 AS (b) c` (PostgreSQL, a
-/// clause named by [`Batch::push_named`] taking that name).
-fn join(statements: &[(Option<&'static str>, String)], postgres: bool) -> String {
+/// One query string: `a; b; c` (SQLite) or `WITH w1 AS (a), w2 AS (b) c` (PostgreSQL).
+fn join(statements: &[String], postgres: bool) -> String {
     match statements.split_last() {
-        Some(((_, last), rest)) if postgres && !rest.is_empty() => {
+        Some((last, rest)) if postgres && !rest.is_empty() => {
             let clauses: Vec<String> = rest
                 .iter()
                 .enumerate()
-                .map(|(i, (name, s))| match name {
-                    Some(name) => format!("{name} AS ({s})"),
-                    None => format!("w{} AS ({s})", i + 1),
-                })
+                .map(|(i, s)| format!("w{} AS ({s})", i + 1))
                 .collect();
             format!("WITH {} {last}", clauses.join(", "))
         }
-        _ => statements
-            .iter()
-            .map(|(_, s)| s.as_str())
-            .collect::<Vec<_>>()
-            .join(";\n"),
+        _ => statements.join(";\n"),
     }
 }
 
@@ -207,8 +190,8 @@ mod tests {
     #[test]
     fn joins_per_engine() {
         let s = vec![
-            (None, "UPDATE a SET x = $1".to_owned()),
-            (None, "INSERT INTO b VALUES ($2)".to_owned()),
+            "UPDATE a SET x = $1".to_owned(),
+            "INSERT INTO b VALUES ($2)".to_owned(),
         ];
         assert_eq!(
             join(&s, false),
@@ -219,18 +202,5 @@ mod tests {
             "WITH w1 AS (UPDATE a SET x = $1) INSERT INTO b VALUES ($2)"
         );
         assert_eq!(join(&s[..1], true), "UPDATE a SET x = $1");
-        let named = vec![
-            (
-                Some("c"),
-                "INSERT INTO c VALUES ($1) RETURNING n".to_owned(),
-            ),
-            (None, "UPDATE a SET x = $2".to_owned()),
-            (None, "UPDATE t SET y = c.n FROM c".to_owned()),
-        ];
-        assert_eq!(
-            join(&named, true),
-            "WITH c AS (INSERT INTO c VALUES ($1) RETURNING n), w2 AS (UPDATE a SET x = $2) \
-             UPDATE t SET y = c.n FROM c"
-        );
     }
 }

@@ -158,94 +158,101 @@ pub(crate) fn bind_row<'q>(
 /// Writes every mutable column of a draft back.
 pub async fn update(conn: &mut AnyConnection, r: &InvoiceRow) -> sqlx::Result<()> {
     let mut batch = Batch::new();
-    push_update(&mut batch, r, None);
+    push_update(&mut batch, r, Update::Draft);
     batch.execute(conn).await
 }
 
 /// Stores a just-issued invoice with the next number of its series in its year, its
-/// reference and the dashboard rollups, in one round trip; returns the number and the
-/// reference (`None`: not stored, see below).
+/// reference and the dashboard rollups; fills in `r.invoice_number` and `r.reference` as
+/// stored. `false`: not stored, see below.
 ///
 /// `r` is the draft as it was read (its `updated_at` says which version) with the issued
-/// columns filled in but for `invoice_number` and `reference`; `first` is the series'
-/// first number of a new year and `reference` the parts of the year's reference
-/// ([`domain::reference::ReferenceFormat::parts`]), rendered here in SQL from the number
-/// taken. It is stored only if the draft is still a draft in that version. `None` means it
-/// was issued or changed meanwhile: the counter and the rollups were written anyway, so the
-/// caller must roll the transaction back. Checking here instead of locking the draft first
-/// saves a statement while the writer is held, and taking the number in the same round
-/// trip (rather than with [`crate::counters::next`] first) saves another: on SQLite each
-/// is a hand-off to the connection's thread and back while the single writer is held.
+/// columns filled in but for the number and reference; `first` is the series' first
+/// number of a new year and `reference` the parts of the year's reference
+/// ([`domain::reference::ReferenceFormat::parts`]). It is stored only if the draft is
+/// still a draft in that version. `false` means it was issued or changed meanwhile: the
+/// counter and the rollups were written anyway, so the caller must roll the transaction
+/// back. Checking here instead of locking the draft first saves a statement while the
+/// writer is held.
 ///
-/// The counter's upsert comes first and holds its row's lock until commit, as
-/// [`crate::counters::next`] does. The update reads the number it took from the counter's
-/// row on SQLite (the batch's statements run in order) and from the upsert's `RETURNING`
-/// on PostgreSQL (statements of one `WITH` share a snapshot: the table would show the old
-/// value).
+/// On SQLite the number is taken in the same round trip (each statement is a hand-off to
+/// the connection's thread and back while the single writer is held): the counter's upsert
+/// comes first in the batch, and the update reads the number from the counter's row (the
+/// statements run in order) and renders the reference from it in SQL, its texts bound as
+/// values. On PostgreSQL the number is taken first, by a statement of its own
+/// ([`crate::counters::next`]): its row lock orders the issuers of a company before they
+/// touch the rollups, which the statements of one `WITH` would lock in no set order (two
+/// issues of one draft deadlocked that way).
 pub async fn store_issued(
     conn: &mut AnyConnection,
-    r: &InvoiceRow,
+    r: &mut InvoiceRow,
     first: i64,
     reference: &[ReferencePart],
-) -> sqlx::Result<Option<(i64, String)>> {
-    let postgres = conn.backend_name().eq_ignore_ascii_case("postgresql");
+) -> sqlx::Result<bool> {
     let year = r.invoice_year.unwrap_or_default();
     let mut batch = Batch::new();
-    if postgres {
-        batch.push_named(
-            "counter",
-            &format!("{} RETURNING next_number - 1 AS n", crate::counters::TAKE),
-        );
+    let numbered_here = !conn.backend_name().eq_ignore_ascii_case("postgresql");
+    if numbered_here {
+        r.invoice_number = None;
+        r.reference = None;
+        batch
+            .push(crate::counters::TAKE)
+            .bind(r.company_id.as_str())
+            .bind(r.series.as_str())
+            .bind(year)
+            .bind(first);
     } else {
-        batch.push(crate::counters::TAKE);
+        let number = crate::counters::next(conn, &r.company_id, &r.series, year, first).await?;
+        r.invoice_number = Some(number);
+        r.reference = Some(ReferencePart::render(reference, number));
     }
-    batch
-        .bind(r.company_id.as_str())
-        .bind(r.series.as_str())
-        .bind(year)
-        .bind(first);
     crate::dashboard::push_issue(conn, &mut batch, r).await?;
     // Last: the batch answers with what the last statement returns.
     push_update(
         &mut batch,
         r,
-        Some(Numbered {
-            postgres,
-            reference,
-        }),
+        Update::Issued {
+            numbered_here: numbered_here.then_some(reference),
+        },
     );
-    batch.fetch_optional_row::<(i64, String)>(conn).await
+    match batch.fetch_optional_row::<(i64, String)>(conn).await? {
+        Some((number, reference)) => {
+            r.invoice_number = Some(number);
+            r.reference = Some(reference);
+            Ok(true)
+        }
+        None => Ok(false),
+    }
 }
 
-/// How [`push_update`] numbers an invoice being issued.
-struct Numbered<'a> {
-    /// Whether the number comes from the `counter` clause (PostgreSQL) or its table.
-    postgres: bool,
-    reference: &'a [ReferencePart],
+/// Which update [`push_update`] writes.
+#[derive(Clone, Copy)]
+enum Update<'a> {
+    /// The row as it is.
+    Draft,
+    /// A draft being issued: written only if it is still the draft of `r.updated_at`;
+    /// returns its number and reference. With `numbered_here`, the parts of its reference:
+    /// the number is the one the batch's counter upsert took (SQLite).
+    Issued {
+        numbered_here: Option<&'a [ReferencePart]>,
+    },
 }
 
-/// The update of every mutable column. Without `numbered` it writes `r` as it is; with it,
-/// `r` is a draft being issued: the row is written only if it is still the draft of
-/// `r.updated_at`, with the number the batch's counter upsert took (the table `c` of one
-/// column `n`), the reference rendered from it, and returns both.
-fn push_update(batch: &mut Batch, r: &InvoiceRow, numbered: Option<Numbered<'_>>) {
-    // The number and reference: bound (`$8`, `$10`), or, when issuing, left unbound (NULL)
-    // and taken from the counter.
-    let (number, reference, from) = match &numbered {
+/// The update of every mutable column (see [`Update`]). When the number is taken in the
+/// batch, it comes from the counter's row as the table `c` of one column `n`.
+fn push_update(batch: &mut Batch, r: &InvoiceRow, update: Update<'_>) {
+    // The number and reference: bound (`$8`, `$10`), or, when taken here, left unbound
+    // (NULL) and read from the counter.
+    let numbered_here = match update {
+        Update::Issued { numbered_here } => numbered_here,
+        Update::Draft => None,
+    };
+    let (number, reference, from) = match numbered_here {
         None => ("$8".to_owned(), "$10".to_owned(), String::new()),
-        Some(n) => {
-            // Past the update's own 28 parameters: the series (SQLite) and the texts.
-            let mut param = 29;
-            let from = if n.postgres {
-                " FROM counter AS c".to_owned()
-            } else {
-                param += 1;
-                " FROM (SELECT next_number - 1 AS n FROM document_counters \
-                 WHERE company_id = $1 AND series = $29 AND year = $9) AS c"
-                    .to_owned()
-            };
-            let parts: Vec<String> = n
-                .reference
+        Some(parts) => {
+            // Past the update's own 28 parameters: the series, then the texts.
+            let mut param = 30;
+            let parts: Vec<String> = parts
                 .iter()
                 .map(|p| match p {
                     ReferencePart::Text(_) => {
@@ -258,7 +265,9 @@ fn push_update(batch: &mut Batch, r: &InvoiceRow, numbered: Option<Numbered<'_>>
             (
                 "COALESCE($8, c.n)".to_owned(),
                 format!("COALESCE($10, {})", parts.join(" || ")),
-                from,
+                " FROM (SELECT next_number - 1 AS n FROM document_counters \
+                 WHERE company_id = $1 AND series = $29 AND year = $9) AS c"
+                    .to_owned(),
             )
         }
     };
@@ -271,7 +280,7 @@ fn push_update(batch: &mut Batch, r: &InvoiceRow, numbered: Option<Numbered<'_>>
          issuer_snapshot_json = $23, recipient_snapshot_json = $24, correction_reason = $25, \
          updated_at = $26, due_date = $27{from}"
     );
-    let sql = if numbered.is_some() {
+    let sql = if matches!(update, Update::Issued { .. }) {
         format!(
             "{sql} WHERE {DRAFT_BY_ID} AND COALESCE(updated_at, 0) = COALESCE($28, 0) \
              RETURNING invoice_number, reference"
@@ -308,12 +317,12 @@ fn push_update(batch: &mut Batch, r: &InvoiceRow, numbered: Option<Numbered<'_>>
         .bind(r.correction_reason.as_deref())
         .bind(crate::now_micros())
         .bind(r.due_date);
-    if let Some(n) = numbered {
+    if let Update::Issued { .. } = update {
         batch.bind(r.updated_at);
-        if !n.postgres {
-            batch.bind(r.series.as_str());
-        }
-        for p in n.reference {
+    }
+    if let Some(parts) = numbered_here {
+        batch.bind(r.series.as_str());
+        for p in parts {
             if let ReferencePart::Text(t) = p {
                 batch.bind(t.as_str());
             }

@@ -169,11 +169,9 @@ pub async fn issue_draft(
     })?;
     let year = i64::from(now.year());
 
-    // The number and reference are taken when the invoice is stored, in the same round trip.
+    // The number and reference are taken when the invoice is stored.
     row.status = "issued".into();
-    row.invoice_number = None;
     row.invoice_year = Some(year);
-    row.reference = None;
     row.issued_at = Some(now.timestamp_micros());
     row.order_number = None;
     row.order_year = None;
@@ -181,13 +179,9 @@ pub async fn issue_draft(
     row.exchange_rates_json = to_json(&rates)?;
     row.issuer_snapshot_json = Some(to_json(&issuer_snapshot(company))?);
     row.recipient_snapshot_json = Some(to_json(&Entity::from(recipient.clone()))?);
-    let Some((number, reference)) =
-        store::invoices::store_issued(conn, &row, first, &format.parts(year)).await?
-    else {
+    if !store::invoices::store_issued(conn, &mut row, first, &format.parts(year)).await? {
         return Err(lost_draft(conn, &company.id, &row.id).await);
-    };
-    row.invoice_number = Some(number);
-    row.reference = Some(reference);
+    }
     if crate::aeat::is_spanish(company) {
         let corrected = match &row.corrected_invoice_id {
             Some(id) => store::invoices::get(conn, &company.id, id).await?,
