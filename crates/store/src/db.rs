@@ -231,10 +231,20 @@ async fn checkpoint_in_background(pool: AnyPool, gate: Arc<Semaphore>, alive: We
         let done = async {
             let (log, _) = checkpoint(&pool).await?;
             if log > RESTART_AFTER_FRAMES {
+                let asked = std::time::Instant::now();
                 let _writer = gate.acquire().await.map_err(|_| sqlx::Error::PoolClosed)?;
+                let held = std::time::Instant::now();
                 sqlx::query("PRAGMA wal_checkpoint(RESTART)")
                     .execute(&pool)
                     .await?;
+                // What writers waited for: how long this held the gate (tail latency under
+                // load lines up with these).
+                tracing::debug!(
+                    frames = log,
+                    waited_ms = (held - asked).as_secs_f64() * 1000.0,
+                    held_ms = held.elapsed().as_secs_f64() * 1000.0,
+                    "restarted the SQLite log under the writer gate"
+                );
             }
             Ok::<_, sqlx::Error>(())
         };
