@@ -6,6 +6,8 @@
 //!
 //! Usage: `ceiling <database-url> <listen-addr>`; prints `listening on http://ADDR`.
 #![forbid(unsafe_code)]
+// Like the service's crates: no unwrap outside tests.
+#![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
 use axum::{
     Router,

@@ -22,6 +22,8 @@
 //! `loadgen seed-bulk` fills one company with many issued invoices straight into the
 //! database (see `bulk.rs`) and prints the same kind of line.
 #![forbid(unsafe_code)]
+// Like the service's crates: no unwrap outside tests.
+#![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
 mod bulk;
 

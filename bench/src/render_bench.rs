@@ -18,6 +18,8 @@
 //! `InvoiceDocument` model) for the Chromium script and exits; `--pdf-dir DIR` also writes
 //! the two PDFs there, to look at.
 #![forbid(unsafe_code)]
+// Like the service's crates: no unwrap outside tests.
+#![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
 use std::time::Instant;
 

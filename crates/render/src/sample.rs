@@ -6,9 +6,15 @@ use chrono::NaiveDate;
 
 use crate::model::*;
 
+/// The sample's date, checked when the crate is built rather than when it runs.
+const DATE: NaiveDate = match NaiveDate::from_ymd_opt(2026, 1, 2) {
+    Some(date) => date,
+    None => panic!("2026-01-02 is a date"),
+};
+
 /// A one-line issued invoice, in English, with no snippets.
 pub fn document() -> InvoiceDocument {
-    let date = NaiveDate::from_ymd_opt(2026, 1, 2).expect("valid date");
+    let date = DATE;
     let party = |name: &str| Party {
         name: name.to_owned(),
         fiscal_id: Some("B12345678".into()),

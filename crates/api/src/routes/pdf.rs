@@ -229,6 +229,15 @@ fn render_weight(lines: usize, budget: u32) -> u32 {
         .min(budget)
 }
 
+/// The 400 of a document whose company snippet cannot be rendered for it.
+fn snippet_refused(e: &render::RenderError) -> ApiError {
+    ApiError::bad_request(format!(
+        "The company's Typst snippet cannot be rendered for this document: {e}. Fix it with \
+         PATCH /v1/company, or in the recipient's template (PATCH /v1/entities/{{id}}) when it \
+         is theirs."
+    ))
+}
+
 /// Renders (unless the client already has it) and answers the PDF. A document with company
 /// snippets renders in a child process with a memory limit ([`crate::isolation`]); others
 /// in this process.
@@ -258,20 +267,12 @@ async fn respond(
     let pdf = crate::isolation::run(runner, job, permit)
         .await?
         .map_err(|e| match e {
-            // A document renders in well under a second: past the deadline with a snippet,
-            // the snippet is why, and trying again would not help.
-            render::RenderError::Timeout(_) if snippets => ApiError::bad_request(format!(
-                "The company's Typst snippet cannot be rendered for this document: {e}. Fix it \
-                 with PATCH /v1/company, or in the recipient's template (PATCH \
-                 /v1/entities/{{id}}) when it is theirs."
-            )),
             render::RenderError::Snippet { .. }
             | render::RenderError::SnippetTooLarge { .. }
-            | render::RenderError::Exhausted { .. } => ApiError::bad_request(format!(
-                "The company's Typst snippet cannot be rendered for this document: {e}. Fix it \
-                 with PATCH /v1/company, or in the recipient's template (PATCH \
-                 /v1/entities/{{id}}) when it is theirs."
-            )),
+            | render::RenderError::Exhausted { .. } => snippet_refused(&e),
+            // A document renders in well under a second: past the deadline with a snippet,
+            // the snippet is why, and trying again would not help.
+            render::RenderError::Timeout(_) if snippets => snippet_refused(&e),
             render::RenderError::Timeout(_) | render::RenderError::Busy(_) => {
                 ApiError::Unavailable(format!(
                     "The PDF could not be rendered now ({e}); try again shortly."

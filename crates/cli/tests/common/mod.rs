@@ -338,7 +338,7 @@ pub fn call(
     )
 }
 
-/// A request with raw bytes (a PUT body, or a GET): status, content type and body.
+/// A PUT of raw bytes, or a GET: status, content type and body.
 pub fn bytes(
     base: &str,
     who: &Company,
@@ -349,20 +349,22 @@ pub fn bytes(
     let url = format!("{base}{path}");
     let auth = format!("Bearer {}", who.token);
     let http = agent();
-    let mut resp = match body {
-        Some(b) => http
+    let mut resp = match (method, body) {
+        ("PUT", Some(b)) => http
             .put(&url)
             .header("Authorization", &auth)
             .header("X-Human-Proof", &who.proof)
             .header("Content-Type", "application/octet-stream")
             .send(b),
-        None => {
-            assert_eq!(method, "GET");
-            http.get(&url)
-                .header("Authorization", &auth)
-                .header("X-Human-Proof", &who.proof)
-                .call()
-        }
+        ("GET", None) => http
+            .get(&url)
+            .header("Authorization", &auth)
+            .header("X-Human-Proof", &who.proof)
+            .call(),
+        (method, body) => panic!(
+            "bytes() sends a PUT with a body or a GET without one, not {method} with {} body",
+            if body.is_some() { "a" } else { "no" }
+        ),
     }
     .expect("request");
     let status = resp.status().as_u16();
