@@ -7,8 +7,9 @@ use std::{
 };
 
 use sqlx::{
-    Any, AnyPool, Executor, Transaction,
+    Any, AnyConnection, AnyPool, Executor, Transaction,
     any::{AnyConnectOptions, AnyPoolOptions},
+    pool::PoolConnection,
 };
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
@@ -40,6 +41,9 @@ const CHECKPOINT_EVERY: Duration = Duration::from_millis(200);
 
 /// Frames in the log past which it is started over (see [`checkpoint_in_background`]).
 const RESTART_AFTER_FRAMES: i64 = 8192;
+
+/// How long a statement waits for a lock another connection holds before failing.
+const BUSY_TIMEOUT: &str = "PRAGMA busy_timeout = 10000";
 
 /// Largest write-ahead log kept on disk after a checkpoint has emptied it.
 const WAL_SIZE_LIMIT: i64 = 64 * 1024 * 1024;
@@ -103,7 +107,7 @@ impl Db {
                         conn.execute("PRAGMA journal_mode = WAL").await?;
                         conn.execute("PRAGMA synchronous = NORMAL").await?;
                         conn.execute("PRAGMA foreign_keys = ON").await?;
-                        conn.execute("PRAGMA busy_timeout = 10000").await?;
+                        conn.execute(BUSY_TIMEOUT).await?;
                         // Commits only append to the log; copying it into the database
                         // (a checkpoint, with an fsync) is left to the background
                         // checkpointer, so it never runs while a request holds the writer.
@@ -142,7 +146,7 @@ impl Db {
     /// background checkpointer does this every 200 ms; nothing to do on PostgreSQL.
     pub async fn checkpoint(&self) -> sqlx::Result<(i64, i64)> {
         match self.backend {
-            Backend::Sqlite => checkpoint(&self.pool).await,
+            Backend::Sqlite => checkpoint(&mut *self.pool.acquire().await?).await,
             Backend::Postgres => Ok((0, 0)),
         }
     }
@@ -218,29 +222,48 @@ impl Db {
 /// or writer. SQLite starts the log over from its beginning only when a writer finds it
 /// wholly copied and no reader still in it, which under steady reads and writes never
 /// happens by itself: once the log is past [`RESTART_AFTER_FRAMES`], a restarting
-/// checkpoint is taken while holding the writer gate. Most of the log is copied by then,
-/// so writers wait for the few frames written since and for readers to finish (a few
-/// milliseconds, every second or so under full load).
+/// checkpoint is taken while holding the writer gate ([`queue_for_writer`],
+/// [`restart_log`]). Nearly all of the log is copied by then, so writers wait for the few
+/// frames written since and for readers still in the log to finish (about ten
+/// milliseconds, twice a second at 1,000 issues a second on two cores).
 async fn checkpoint_in_background(pool: AnyPool, gate: Arc<Semaphore>, alive: Weak<()>) {
     let mut failing = false;
+    let mut patience = RESTART_PATIENCE;
     loop {
         tokio::time::sleep(CHECKPOINT_EVERY).await;
         if alive.strong_count() == 0 || pool.is_closed() {
             return;
         }
         let done = async {
-            let (log, _) = checkpoint(&pool).await?;
+            // Its own connection for the round, taken before the writer gate: with every
+            // pooled connection busy serving reads, waiting for one while holding the gate
+            // would hold every writer too.
+            let mut conn = pool.acquire().await?;
+            let (log, _) = checkpoint(&mut conn).await?;
             if log > RESTART_AFTER_FRAMES {
                 let asked = std::time::Instant::now();
-                let _writer = gate.acquire().await.map_err(|_| sqlx::Error::PoolClosed)?;
+                let _writer = queue_for_writer(&mut conn, &gate).await?;
                 let held = std::time::Instant::now();
-                sqlx::query("PRAGMA wal_checkpoint(RESTART)")
-                    .execute(&pool)
-                    .await?;
+                let looks = restart_log(&mut conn, patience).await?;
+                if looks.is_some() {
+                    patience = RESTART_PATIENCE;
+                } else if patience < MOST_PATIENCE {
+                    patience = (patience * 2).min(MOST_PATIENCE);
+                    if patience == MOST_PATIENCE {
+                        tracing::warn!(
+                            frames = log,
+                            "a reader keeps the SQLite log from starting over (a long report, \
+                             or a transaction left open?): the log grows, and writers wait up \
+                             to a second in each attempt, until that reader ends"
+                        );
+                    }
+                }
                 // What writers waited for: how long this held the gate (tail latency under
                 // load lines up with these).
                 tracing::debug!(
                     frames = log,
+                    restarted = looks.is_some(),
+                    looks = looks.unwrap_or(0),
                     waited_ms = (held - asked).as_secs_f64() * 1000.0,
                     held_ms = held.elapsed().as_secs_f64() * 1000.0,
                     "restarted the SQLite log under the writer gate"
@@ -260,9 +283,86 @@ async fn checkpoint_in_background(pool: AnyPool, gate: Arc<Semaphore>, alive: We
     }
 }
 
-async fn checkpoint(pool: &AnyPool) -> sqlx::Result<(i64, i64)> {
+/// How often the checkpointer copies the log while it waits its turn for the writer gate.
+const COPY_WHILE_QUEUED_EVERY: Duration = Duration::from_millis(2);
+
+/// Waits for the writer gate, copying the log passively while queued behind writers.
+///
+/// Whatever is left in the log when the gate is taken is copied (and the database file
+/// synced) while every writer waits. Writers queued ahead keep committing meanwhile: under
+/// full load the wait can be tens of milliseconds and hundreds of frames, which would make
+/// the stall several times longer than the copy of the last few frames it needs to be.
+async fn queue_for_writer<'a>(
+    conn: &mut AnyConnection,
+    gate: &'a Semaphore,
+) -> sqlx::Result<tokio::sync::SemaphorePermit<'a>> {
+    let acquire = gate.acquire();
+    tokio::pin!(acquire);
+    loop {
+        tokio::select! {
+            biased;
+            permit = &mut acquire => return permit.map_err(|_| sqlx::Error::PoolClosed),
+            () = tokio::time::sleep(COPY_WHILE_QUEUED_EVERY) => {
+                // The future above keeps its place in the queue meanwhile.
+                checkpoint(conn).await?;
+            }
+        }
+    }
+}
+
+/// How long the writer gate is held, at first, waiting for readers still in the log to
+/// finish; doubled after each round they outlast, up to [`MOST_PATIENCE`], and back to
+/// this after a restart.
+const RESTART_PATIENCE: Duration = Duration::from_millis(25);
+
+/// The longest the writer gate is held for readers in one round.
+const MOST_PATIENCE: Duration = Duration::from_secs(1);
+
+/// Copies the rest of the log and starts it over, with the writer gate held: how many
+/// looks it took, or `None` when readers still in the log outlasted `patience` (the next
+/// round tries again, with more).
+///
+/// SQLite's own wait for those readers (its busy handler) sleeps 1, 2, 5, 10, 15 ms and so
+/// on between looks, for up to the busy timeout (10 s), all of it holding every writer.
+/// Here the connection does not wait (`busy_timeout = 0`) and looks again every
+/// millisecond. Request reads last a millisecond or two, and readers that begin once the
+/// log is copied read the database file and are not waited for; a longer reader (a
+/// report) is waited for a little longer each round, so writers are held at most
+/// [`MOST_PATIENCE`] at a time, and the log still starts over soon after it ends.
+async fn restart_log(
+    conn: &mut PoolConnection<Any>,
+    patience: Duration,
+) -> sqlx::Result<Option<u32>> {
+    conn.execute("PRAGMA busy_timeout = 0").await?;
+    let deadline = std::time::Instant::now() + patience;
+    let looks = async {
+        let mut looks = 1;
+        loop {
+            let (busy, _, _): (i64, i64, i64) = sqlx::query_as("PRAGMA wal_checkpoint(RESTART)")
+                .fetch_one(&mut **conn)
+                .await?;
+            if busy == 0 {
+                return Ok(Some(looks));
+            }
+            if std::time::Instant::now() >= deadline {
+                return Ok(None);
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+            looks += 1;
+        }
+    }
+    .await;
+    // Back in the pool it must wait for locks again like every other connection; if that
+    // cannot be set, it is not put back.
+    if conn.execute(BUSY_TIMEOUT).await.is_err() {
+        conn.close_on_drop();
+    }
+    looks
+}
+
+async fn checkpoint(conn: &mut AnyConnection) -> sqlx::Result<(i64, i64)> {
     let (_busy, log, copied): (i64, i64, i64) = sqlx::query_as("PRAGMA wal_checkpoint(PASSIVE)")
-        .fetch_one(pool)
+        .fetch_one(conn)
         .await?;
     Ok((log, copied))
 }
@@ -422,6 +522,96 @@ mod tests {
             "the log grew to {} MiB: it was never started over",
             wal >> 20
         );
+        db.close().await;
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    /// A reader that stays in the log (a long report, say) keeps it from being started over,
+    /// but must not hold every writer meanwhile: SQLite's own wait for readers would hold the
+    /// writer gate for up to the busy timeout (10 s) on every round of the checkpointer.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sqlite_writers_go_on_while_a_long_reader_keeps_the_log_from_restarting() {
+        let dir = std::env::temp_dir().join(format!("store-reader-{}", crate::new_id()));
+        let file = dir.join("db.sqlite");
+        let db = Db::connect(&format!("sqlite://{}", file.display()))
+            .await
+            .unwrap();
+        let mut tx = db.begin_write().await.unwrap();
+        tx.conn()
+            .execute("CREATE TABLE blobs (data TEXT NOT NULL)")
+            .await
+            .unwrap();
+        tx.commit().await.unwrap();
+        // One MiB a commit, each within a bound far above what it takes (milliseconds): a
+        // writer held behind the reader would miss it.
+        let write = |db: Db| async move {
+            tokio::time::timeout(Duration::from_secs(5), async {
+                let mut tx = db.begin_write().await.unwrap();
+                sqlx::query("INSERT INTO blobs (data) VALUES ($1)")
+                    .bind("x".repeat(1 << 20))
+                    .execute(tx.conn())
+                    .await
+                    .unwrap();
+                tx.commit().await.unwrap();
+            })
+            .await
+            .is_ok()
+        };
+        assert!(write(db.clone()).await);
+
+        // The reader's snapshot includes frames of the log, so the log cannot start over
+        // while it lasts.
+        let mut reader = db.pool().begin().await.unwrap();
+        let (before,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM blobs")
+            .fetch_one(&mut *reader)
+            .await
+            .unwrap();
+
+        // 48 MiB, past the restart threshold (32 MiB), then writes for a few rounds of the
+        // checkpointer while it tries to restart.
+        for i in 0..48 {
+            assert!(write(db.clone()).await, "write {i} was held past 5 s");
+        }
+        let (log, _) = db.checkpoint().await.unwrap();
+        assert!(
+            log > RESTART_AFTER_FRAMES,
+            "the log ({log} frames) was started over under a reader"
+        );
+        let until = std::time::Instant::now() + Duration::from_secs(2);
+        let mut n = 0;
+        while std::time::Instant::now() < until {
+            assert!(write(db.clone()).await, "a write was held past 5 s");
+            n += 1;
+        }
+        // The reader still sees what it saw.
+        let (still,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM blobs")
+            .fetch_one(&mut *reader)
+            .await
+            .unwrap();
+        assert_eq!(still, before);
+        reader.commit().await.unwrap();
+
+        // Once it is gone, the log is started over again (by the next write after a
+        // restarting checkpoint).
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            assert!(write(db.clone()).await, "a write was held past 5 s");
+            n += 1;
+            let (log, _) = db.checkpoint().await.unwrap();
+            if log < RESTART_AFTER_FRAMES {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the log ({log} frames) was not started over after the reader ended"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let (count,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM blobs")
+            .fetch_one(db.pool())
+            .await
+            .unwrap();
+        assert_eq!(count, 1 + 48 + n);
         db.close().await;
         let _ = std::fs::remove_dir_all(dir);
     }
