@@ -271,8 +271,16 @@ fn push_update(batch: &mut Batch, r: &InvoiceRow, update: Update<'_>) {
             )
         }
     };
+    // Issuing keeps the draft's customer: the row is written only if it is still the draft
+    // that was read. `recipient_id` is then checked, not assigned, because SQLite rewrites
+    // the entries of every index over an assigned column, changed or not (one page of the
+    // log less for each issue).
+    let recipient = match update {
+        Update::Issued { .. } => "",
+        Update::Draft => "recipient_id = $3, ",
+    };
     let sql = format!(
-        "UPDATE invoices SET recipient_id = $3, status = $4, supply_type = $5, currency_code = $6, \
+        "UPDATE invoices SET {recipient}status = $4, supply_type = $5, currency_code = $6, \
          treatment = $7, invoice_number = {number}, invoice_year = $9, reference = {reference}, \
          issued_at = $11, order_number = $12, order_year = $13, net_total = $14, tax_total = $15, \
          withholding_total = $16, total = $17, line_count = $18, lines_json = $19, \
@@ -282,8 +290,8 @@ fn push_update(batch: &mut Batch, r: &InvoiceRow, update: Update<'_>) {
     );
     let sql = if matches!(update, Update::Issued { .. }) {
         format!(
-            "{sql} WHERE {DRAFT_BY_ID} AND COALESCE(updated_at, 0) = COALESCE($28, 0) \
-             RETURNING invoice_number, reference"
+            "{sql} WHERE {DRAFT_BY_ID} AND (recipient_id = $3) IS TRUE \
+             AND COALESCE(updated_at, 0) = COALESCE($28, 0) RETURNING invoice_number, reference"
         )
     } else {
         format!("{sql} WHERE company_id = $1 AND id = $2")
