@@ -202,23 +202,43 @@ fn language(recipient: &Value, issuer: &Value) -> String {
 }
 
 /// Line units ([`render_weight`]) one core is given: on two cores one 500-line invoice
-/// renders at a time, beside two one-page ones (or thirteen one-page ones). Measured on
+/// renders at a time, beside two one-page ones (one-page ones alone are bound by
+/// [`RENDERS_PER_CORE`] before they run out of units). Measured on
 /// SQLite with 8 clients asking for 500-line PDFs: the server peaked at 119-123 MiB and
 /// served 20-21 a second, against 154 MiB and 33-37 a second with two at once (550 units a
 /// core); one-page PDFs were served as fast either way (470-570 a second, runs alternated).
 const RENDER_UNITS_PER_CORE: u32 = 350;
 
-/// How much rendering may run at once: [`RENDER_UNITS_PER_CORE`] per core. Renders are
-/// bound by the CPU, so beyond what the cores can run more at once only adds memory, and
-/// a render's memory grows with its lines (about 35 MiB of the server's RSS for 500):
-/// without this bound, clients asking for long invoices at once could exhaust the server's
-/// memory.
-static RENDER_BUDGET: std::sync::LazyLock<(tokio::sync::Semaphore, u32)> =
-    std::sync::LazyLock::new(|| {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let units = RENDER_UNITS_PER_CORE.saturating_mul(u32::try_from(cores).unwrap_or(1));
-        (tokio::sync::Semaphore::new(units as usize), units)
-    });
+/// Renders at once, however short: [`RENDERS_PER_CORE`] per core.
+const RENDERS_PER_CORE: usize = 2;
+
+/// How much rendering may run at once: [`RENDER_UNITS_PER_CORE`] per core, and at most
+/// [`RENDERS_PER_CORE`] renders per core. Renders are bound by the CPU, so beyond what the
+/// cores can run more at once only adds memory, and a render's memory grows with its lines
+/// (about 35 MiB of the server's RSS for 500): without this bound, clients asking for long
+/// invoices at once could exhaust the server's memory. Each render also holds a few MiB
+/// whatever its length (its layouts, the PDF being written), so renders are counted too:
+/// with 8 clients asking for one-page PDFs on PostgreSQL, thirteen at once (all that the
+/// line units allow on two cores) peaked the server at 119-136 MiB and answered 337-471 a
+/// second at p99 46-63 ms; four at once, 103-120 MiB and 402-491 a second at p99 36-39 ms.
+struct RenderBudget {
+    /// Line units free ([`render_weight`]).
+    units: tokio::sync::Semaphore,
+    /// Line units in all.
+    total: u32,
+    /// Renders that may start.
+    renders: tokio::sync::Semaphore,
+}
+
+static RENDER_BUDGET: std::sync::LazyLock<RenderBudget> = std::sync::LazyLock::new(|| {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let total = RENDER_UNITS_PER_CORE.saturating_mul(u32::try_from(cores).unwrap_or(1));
+    RenderBudget {
+        units: tokio::sync::Semaphore::new(total as usize),
+        total,
+        renders: tokio::sync::Semaphore::new(RENDERS_PER_CORE.saturating_mul(cores)),
+    }
+});
 
 /// A render's share of the budget: its lines plus a fixed cost for the page furniture.
 /// An invoice longer than the whole budget waits until it can run alone.
@@ -256,11 +276,18 @@ async fn respond(
     {
         return Ok((StatusCode::NOT_MODIFIED, [(header::ETAG, etag)]).into_response());
     }
-    let (budget, units) = &*RENDER_BUDGET;
-    let permit = budget
-        .acquire_many(render_weight(doc.lines.len(), *units))
+    let budget = &*RENDER_BUDGET;
+    let units = budget
+        .units
+        .acquire_many(render_weight(doc.lines.len(), budget.total))
         .await
         .map_err(|e| ApiError::Internal(e.into()))?;
+    let turn = budget
+        .renders
+        .acquire()
+        .await
+        .map_err(|e| ApiError::Internal(e.into()))?;
+    let permit = (units, turn);
     let snippets = doc.has_snippets();
     let runner = state.config.snippet_runner.as_deref().filter(|_| snippets);
     let job = render::isolated::Job::Render(Box::new(doc));
