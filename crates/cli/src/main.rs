@@ -100,15 +100,21 @@ fn main() -> std::process::ExitCode {
     }
 }
 
-/// The executable that runs company Typst snippets in child processes: this very one. On
-/// Linux it is named through `/proc/<pid>/exe`, which stays this process's file even when
-/// the binary is replaced on disk by an upgrade, so children always speak its protocol.
-fn snippet_runner() -> anyhow::Result<std::path::PathBuf> {
+/// This very executable, for the child processes it starts (snippet renders, the MCP
+/// server). On Linux it is named through `/proc/<pid>/exe`, which stays this process's file
+/// even when the binary is replaced on disk by an upgrade, so children always speak its
+/// protocol and run its version.
+pub(crate) fn own_executable() -> std::io::Result<std::path::PathBuf> {
     let own = std::path::PathBuf::from(format!("/proc/{}/exe", std::process::id()));
     if own.exists() {
         return Ok(own);
     }
-    std::env::current_exe().map_err(|e| {
+    std::env::current_exe()
+}
+
+/// The executable that runs company Typst snippets in child processes: this very one.
+fn snippet_runner() -> anyhow::Result<std::path::PathBuf> {
+    own_executable().map_err(|e| {
         anyhow::anyhow!("cannot find this executable to run company Typst snippets: {e}")
     })
 }

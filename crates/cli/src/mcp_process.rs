@@ -105,7 +105,7 @@ pub fn supervise(
     stop: watch::Receiver<bool>,
 ) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
-        let exe = match std::env::current_exe() {
+        let exe = match crate::own_executable() {
             Ok(exe) => exe,
             Err(e) => {
                 tracing::error!(

@@ -133,6 +133,77 @@ fn serve_starts_the_mcp_child_and_stops_it() {
     assert!(server.stop().success());
 }
 
+/// The pid `serve` logged for the `n`-th MCP child it started (from 1).
+fn mcp_child_pid(logs: &str, n: usize) -> u32 {
+    let line = logs
+        .lines()
+        .filter(|l| l.contains("MCP server started as a child process"))
+        .nth(n - 1)
+        .expect("the start line of the MCP child");
+    // Without the colours of the log (`\x1b[...m`), whose codes are digits too.
+    let mut plain = String::new();
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            chars.by_ref().find(char::is_ascii_alphabetic);
+        } else {
+            plain.push(c);
+        }
+    }
+    let after = plain.split(" pid=").nth(1).expect("pid field");
+    let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
+    let pid: u32 = digits.parse().expect("pid");
+    assert!(pid > 1, "{line}");
+    pid
+}
+
+/// The MCP child runs the server's own executable: when it dies after an upgrade replaced
+/// the binary on disk, `serve` starts it again from the running server's file, not from
+/// whatever program now sits at its path.
+#[test]
+fn serve_restarts_its_mcp_child_from_its_own_executable_after_an_upgrade() {
+    use std::os::unix::fs::PermissionsExt;
+    let db = TestDb::sqlite();
+    let dir = tempfile::tempdir().expect("tmp");
+    let exe = dir.path().join("invoicing");
+    if std::fs::hard_link(BIN, &exe).is_err() {
+        std::fs::copy(BIN, &exe).expect("copy the executable");
+    }
+    let server = Server::start_command(db.command_of(&exe, &["serve", "--bootstrap"]));
+    let url = server.mcp_url();
+    assert_eq!(status_of(&url, None).expect("MCP answers").0, 401);
+    // The "upgrade": the file at the server's path is now another program.
+    std::fs::remove_file(&exe).expect("remove");
+    std::fs::write(&exe, "#!/bin/sh\nexit 7\n").expect("write");
+    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+
+    let pid = mcp_child_pid(&server.logs(), 1);
+    let killed = Command::new("kill")
+        .args(["-KILL", &pid.to_string()])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    server.wait_for_log("the MCP server exited", 30);
+    // Started again after its back-off (a second), on a port of its own (the tests ask
+    // for any free one), and answering.
+    let needle = "MCP server listening at ";
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let second = loop {
+        let logs = server.logs();
+        if let Some(rest) = logs.split(needle).nth(2) {
+            break rest.split_whitespace().next().expect("address").to_owned();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the MCP child did not come back:\n{logs}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(status_of(&second, None).expect("MCP answers again").0, 401);
+    assert_ne!(mcp_child_pid(&server.logs(), 2), pid);
+    assert!(server.stop().success());
+}
+
 #[test]
 fn serve_keeps_running_when_the_mcp_port_is_taken() {
     let db = TestDb::sqlite();
