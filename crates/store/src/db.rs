@@ -142,8 +142,9 @@ impl Db {
     }
 
     /// Copies SQLite's write-ahead log into the database now, as far as readers allow
-    /// (`PRAGMA wal_checkpoint(PASSIVE)`): frames in the log and frames copied. The
-    /// background checkpointer does this every 200 ms; nothing to do on PostgreSQL.
+    /// (`PRAGMA wal_checkpoint(PASSIVE)`): frames in the log and frames copied, both -1 when
+    /// another checkpoint is running. The background checkpointer does this every 200 ms;
+    /// nothing to do on PostgreSQL.
     pub async fn checkpoint(&self) -> sqlx::Result<(i64, i64)> {
         match self.backend {
             Backend::Sqlite => checkpoint(&mut *self.pool.acquire().await?).await,
@@ -438,16 +439,51 @@ pub fn redact_url(url: &str) -> String {
 mod tests {
     use super::*;
 
+    /// A new SQLite database in a directory of its own, with a table of text blobs.
+    async fn blob_db(tag: &str) -> (std::path::PathBuf, std::path::PathBuf, Db) {
+        let dir = std::env::temp_dir().join(format!("store-{tag}-{}", crate::new_id()));
+        let file = dir.join("db.sqlite");
+        let db = Db::connect(&format!("sqlite://{}", file.display()))
+            .await
+            .unwrap();
+        let mut tx = db.begin_write().await.unwrap();
+        tx.conn()
+            .execute("CREATE TABLE blobs (data TEXT NOT NULL)")
+            .await
+            .unwrap();
+        tx.commit().await.unwrap();
+        (dir, file, db)
+    }
+
+    /// Frames in the log. A checkpoint that finds the background one running reports -1
+    /// (SQLite's "busy"); it is asked again.
+    async fn log_frames(db: &Db) -> i64 {
+        loop {
+            let (log, _) = db.checkpoint().await.unwrap();
+            if log >= 0 {
+                return log;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    /// Commits one blob of `len` bytes.
+    async fn write_blob(db: &Db, len: usize) {
+        let mut tx = db.begin_write().await.unwrap();
+        sqlx::query("INSERT INTO blobs (data) VALUES ($1)")
+            .bind("x".repeat(len))
+            .execute(tx.conn())
+            .await
+            .unwrap();
+        tx.commit().await.unwrap();
+    }
+
     /// Commits leave the log to the background checkpointer, which copies it into the
     /// database file on its own, and starts it over when it grows long, even while
     /// readers keep reading: the log does not grow without bound.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn sqlite_checkpoints_in_the_background_and_keeps_the_log_bounded() {
-        let dir = std::env::temp_dir().join(format!("store-ckpt-{}", crate::new_id()));
-        let file = dir.join("db.sqlite");
-        let db = Db::connect(&format!("sqlite://{}", file.display()))
-            .await
-            .unwrap();
+        let (dir, file, db) = blob_db("ckpt").await;
         let mut conn = db.pool().acquire().await.unwrap();
         let (auto,): (i64,) = sqlx::query_as("PRAGMA wal_autocheckpoint")
             .fetch_one(&mut *conn)
@@ -458,24 +494,7 @@ mod tests {
             "commits must never checkpoint while holding the writer"
         );
         drop(conn);
-        let write = |len: usize| {
-            let db = db.clone();
-            async move {
-                let mut tx = db.begin_write().await.unwrap();
-                sqlx::query("INSERT INTO blobs (data) VALUES ($1)")
-                    .bind("x".repeat(len))
-                    .execute(tx.conn())
-                    .await
-                    .unwrap();
-                tx.commit().await.unwrap();
-            }
-        };
-        let mut tx = db.begin_write().await.unwrap();
-        tx.conn()
-            .execute("CREATE TABLE blobs (data TEXT NOT NULL)")
-            .await
-            .unwrap();
-        tx.commit().await.unwrap();
+        let write = |len: usize| write_blob(&db, len);
         // Readers that overlap, so one is nearly always reading from the log (which keeps
         // SQLite from starting it over by itself).
         let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -531,31 +550,13 @@ mod tests {
     /// writer gate for up to the busy timeout (10 s) on every round of the checkpointer.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn sqlite_writers_go_on_while_a_long_reader_keeps_the_log_from_restarting() {
-        let dir = std::env::temp_dir().join(format!("store-reader-{}", crate::new_id()));
-        let file = dir.join("db.sqlite");
-        let db = Db::connect(&format!("sqlite://{}", file.display()))
-            .await
-            .unwrap();
-        let mut tx = db.begin_write().await.unwrap();
-        tx.conn()
-            .execute("CREATE TABLE blobs (data TEXT NOT NULL)")
-            .await
-            .unwrap();
-        tx.commit().await.unwrap();
+        let (dir, _file, db) = blob_db("reader").await;
         // One MiB a commit, each within a bound far above what it takes (milliseconds): a
         // writer held behind the reader would miss it.
         let write = |db: Db| async move {
-            tokio::time::timeout(Duration::from_secs(5), async {
-                let mut tx = db.begin_write().await.unwrap();
-                sqlx::query("INSERT INTO blobs (data) VALUES ($1)")
-                    .bind("x".repeat(1 << 20))
-                    .execute(tx.conn())
-                    .await
-                    .unwrap();
-                tx.commit().await.unwrap();
-            })
-            .await
-            .is_ok()
+            tokio::time::timeout(Duration::from_secs(5), write_blob(&db, 1 << 20))
+                .await
+                .is_ok()
         };
         assert!(write(db.clone()).await);
 
@@ -572,7 +573,7 @@ mod tests {
         for i in 0..48 {
             assert!(write(db.clone()).await, "write {i} was held past 5 s");
         }
-        let (log, _) = db.checkpoint().await.unwrap();
+        let log = log_frames(&db).await;
         assert!(
             log > RESTART_AFTER_FRAMES,
             "the log ({log} frames) was started over under a reader"
@@ -597,7 +598,7 @@ mod tests {
         loop {
             assert!(write(db.clone()).await, "a write was held past 5 s");
             n += 1;
-            let (log, _) = db.checkpoint().await.unwrap();
+            let log = log_frames(&db).await;
             if log < RESTART_AFTER_FRAMES {
                 break;
             }
