@@ -183,7 +183,7 @@ fn seed(args: &[String]) -> anyhow::Result<()> {
         &base,
         &c,
         json!({
-        "name": "Customer Ltd", "type": "IE:LTD", "fiscal_id": "IE6388047V", "address": {"country": "IE"}}),
+        "name": "Customer Ltd", "type": "IE:LTD", "fiscal_id": "IE6388047V", "address": {"lines": ["2 Quay St"], "city": "Dublin", "zipcode": "D01 F5P2", "country": "IE"}}),
     )?;
     let issued = create_and_issue(&http, &base, &c, draft_body(&c.entity))?;
     c.invoice = issued["id"].as_str().unwrap_or_default().to_owned();
@@ -212,7 +212,7 @@ fn seed(args: &[String]) -> anyhow::Result<()> {
             &base,
             &c,
             json!({
-            "name": "Footer Customer Ltd", "type": "IE:LTD", "address": {"country": "IE"},
+            "name": "Footer Customer Ltd", "type": "IE:LTD", "address": {"lines": ["2 Quay St"], "city": "Dublin", "zipcode": "D01 F5P2", "country": "IE"},
             "template": {"footer_typst":
                 "Alpha Trading Ltd · Registered in Ireland no. 123456 · *Thank you for your business*"}}),
         )?;

@@ -107,7 +107,7 @@ for doc in client.get("/v1/agreements").json().get("data", []):
     client.post(f"/v1/agreements/{doc['id']}/accept")
 customer = client.post(
     "/v1/entities",
-    json={"name": "Cliente SA", "type": "ES:SA", "fiscal_id": "A84532506", "address": {"country": "ES"}},
+    json={"name": "Cliente SA", "type": "ES:SA", "fiscal_id": "A84532506", "address": {"lines": ["Calle Mayor 1"], "city": "Madrid", "zipcode": "28013", "country": "ES"}},
 )
 assert customer.status_code == 201, customer.text
 CUSTOMER = customer.json()["id"]

@@ -219,9 +219,9 @@ def seed():
     customer = http(
         "POST",
         "/v1/entities",
-        body={"name": "MCP Customer Ltd", "type": "IE:LTD", "fiscal_id": "IE6388047V", "address": {"country": "IE"}},
+        body={"name": "MCP Customer Ltd", "type": "IE:LTD", "fiscal_id": "IE6388047V", "address": {"lines": ["2 Quay St"], "city": "Dublin", "zipcode": "D01 F5P2", "country": "IE"}},
     )
-    supplier = http("POST", "/v1/entities", body={"name": "MCP Supplier SL", "type": "ES:SL", "address": {"country": "ES"}})
+    supplier = http("POST", "/v1/entities", body={"name": "MCP Supplier SL", "type": "ES:SL", "address": {"lines": ["Calle Mayor 1"], "city": "Madrid", "zipcode": "28013", "country": "ES"}})
     lines = [{"concept": "Consulting", "quantity": 2, "unit_price": 15000}, {"concept": "Travel", "subtotal": 4000}]
     draft = http("POST", "/v1/invoices", body={"recipient_id": customer["id"], "lines": lines})
     proforma = http("POST", "/v1/proformas", body={"recipient_id": customer["id"], "lines": lines[:1]})
@@ -231,7 +231,7 @@ def seed():
         body={"supplier_id": supplier["id"], "invoice_reference": "F-2026-001", "lines": [{"concept": "Hosting", "subtotal": 9900}]},
     )
     other_entity = http(
-        "POST", "/v1/entities", company=OTHER, body={"name": "Not yours", "type": "IE:LTD", "address": {"country": "IE"}}
+        "POST", "/v1/entities", company=OTHER, body={"name": "Not yours", "type": "IE:LTD", "address": {"lines": ["2 Quay St"], "city": "Dublin", "zipcode": "D01 F5P2", "country": "IE"}}
     )
     other_invoice = http(
         "POST", "/v1/invoices", company=OTHER, body={"recipient_id": other_entity["id"], "lines": [{"concept": "x", "subtotal": 1}]}
@@ -326,6 +326,27 @@ async def check_tools(s, customer, supplier):
     assert audit_ids() == before, "nothing recorded for refused calls"
 
 
+async def check_source(customer):
+    step("through the MCP server a standard token is recorded as source mcp; the bare header over HTTP is not")
+    async with Session(CO["token"]) as s:
+        res = await s.call_tool(
+            "create_invoice",
+            {"recipient_id": customer["id"], "supply_type": "services", "lines": [{"concept": "Via MCP", "subtotal": 100}]},
+        )
+        entry = held_entry(res, "create_invoice with a standard token")
+    assert http("GET", f"/v1/ai-audit/{entry}")["source"] == "mcp"
+    forged = httpx.request(
+        "PATCH",
+        API + "/v1/company",
+        headers={"Authorization": f"Bearer {CO['token']}", "X-Invoicing-Source": "mcp"},
+        json={"friendlyName": "Forged source"},
+        timeout=30,
+    )
+    assert forged.status_code == 202, (forged.status_code, forged.text)
+    forged_entry = http("GET", f"/v1/ai-audit/{forged.json()['auditEntryId']}")
+    assert forged_entry["source"] == "api", forged_entry
+
+
 async def check_revocation():
     step("a revoked token stops working on the next MCP call")
     created = http("POST", "/v1/tokens", body={"description": "revoke me", "kind": "mcp"})
@@ -387,6 +408,7 @@ async def main():
             await check_listings(s, session.init)
             await check_reads(s, *data)
             await check_tools(s, data[0], data[1])
+        await check_source(data[0])
         await check_revocation()
     print("ok", flush=True)
 

@@ -44,14 +44,6 @@ impl Mode {
     }
 }
 
-/// Whether a company issues under Spanish rules (its type is `ES:...`).
-pub fn is_spanish(company: &store::companies::CompanyRow) -> bool {
-    company
-        .company_type
-        .as_deref()
-        .is_some_and(|t| t.starts_with("ES:"))
-}
-
 fn bad(context: &str) -> impl Fn(verifactu::ValidationError) -> ApiError + '_ {
     move |e| {
         ApiError::bad_request(format!(
@@ -72,10 +64,10 @@ pub fn fecha_expedicion(issued_at: i64) -> ApiResult<Fecha> {
         .map_err(bad("issue date"))
 }
 
-fn recipient(e: &store::entities::EntityRow) -> ApiResult<PersonaFisicaJuridica> {
-    let name = e.name.chars().take(120).collect::<String>();
-    if e.country == "ES" {
-        let id = e.fiscal_id.as_deref().ok_or_else(|| {
+fn recipient(p: &document::Party) -> ApiResult<PersonaFisicaJuridica> {
+    let name = p.name.chars().take(120).collect::<String>();
+    if p.country == "ES" {
+        let id = p.tax_id.as_deref().ok_or_else(|| {
             ApiError::bad_request(
                 "VERI*FACTU: a Spanish recipient needs its NIF (`fiscal_id` of the entity) on an F1 invoice. \
                  The invoice stays a draft.",
@@ -84,16 +76,13 @@ fn recipient(e: &store::entities::EntityRow) -> ApiResult<PersonaFisicaJuridica>
         return PersonaFisicaJuridica::con_nif(&name, Nif::new(id).map_err(bad("recipient NIF"))?)
             .map_err(bad("recipient"));
     }
-    let country = CodigoPais::new(&e.country).map_err(bad("recipient country"))?;
-    let configured: Option<serde_json::Value> = e
-        .verifactu_json
-        .as_deref()
-        .and_then(|v| serde_json::from_str(v).ok());
-    let configured_type = configured
+    let country = CodigoPais::new(&p.country).map_err(bad("recipient country"))?;
+    let configured_type = p
+        .settings
         .as_ref()
-        .and_then(|v| v["id_type"].as_str())
+        .and_then(|s| s.aeat_id_type.as_deref())
         .and_then(|t| IdType::from_code(t).ok());
-    let (id_type, id) = match (&e.vies_vat_id, &e.fiscal_id) {
+    let (id_type, id) = match (&p.vat_id, &p.tax_id) {
         (Some(vat), _) => (configured_type.unwrap_or(IdType::NifIva), vat.clone()),
         (None, Some(fid)) => (
             configured_type.unwrap_or(IdType::DocumentoOficialPaisResidencia),
@@ -179,31 +168,30 @@ fn desglose(lines: &[domain::invoice::Line]) -> ApiResult<(Vec<DetalleDesglose>,
     Ok((out, cuota_total))
 }
 
-/// Builds, chains and stores the registration record of a just-issued invoice.
+/// Builds, chains and stores the registration record of a just-issued invoice, from its
+/// document.
 pub async fn register_issue(
     conn: &mut sqlx::AnyConnection,
     mode: Mode,
     company: &store::companies::CompanyRow,
-    invoice: &store::invoices::InvoiceRow,
-    recipient_row: &store::entities::EntityRow,
-    corrected: Option<&store::invoices::InvoiceRow>,
+    invoice: &document::Invoice,
     now: DateTime<Utc>,
 ) -> ApiResult<()> {
     let nif = Nif::new(&company.fiscal_id).map_err(bad("issuer NIF"))?;
-    let reference = invoice.reference.as_deref().unwrap_or_default();
+    let reference = invoice.number.as_str();
     let generated = madrid(now)?;
     let fecha = generated.fecha().map_err(bad("issue date"))?;
     let id_factura =
         IdFactura::parse(nif.as_str(), reference, &fecha.to_string()).map_err(bad("invoice id"))?;
-    let lines: Vec<domain::invoice::Line> =
-        serde_json::from_str(&invoice.lines_json).unwrap_or_default();
+    let lines: Vec<domain::invoice::Line> = invoice
+        .lines
+        .iter()
+        .map(document::Line::to_domain)
+        .collect();
     let (desglose, cuota_total) = desglose(&lines)?;
-    let tipo = match invoice.series.as_str() {
-        "corrective" => {
-            TipoFactura::from_code(invoice.correction_reason.as_deref().unwrap_or("R1"))
-                .map_err(bad("corrective reason"))?
-        }
-        _ => TipoFactura::F1,
+    let tipo = match &invoice.preceding {
+        Some(p) => TipoFactura::from_code(p.reason.code()).map_err(bad("corrective reason"))?,
+        None => TipoFactura::F1,
     };
     let name: String = company.name.chars().take(120).collect();
     let sistema = sistema(conn, company, &nif, &name).await?;
@@ -220,17 +208,17 @@ pub async fn register_issue(
         &name,
         tipo,
         &description,
-        vec![recipient(recipient_row)?],
+        vec![recipient(&invoice.buyer)?],
         desglose,
         Importe::from_cents(cuota_total).map_err(bad("CuotaTotal"))?,
-        Importe::from_cents(invoice.net_total + cuota_total).map_err(bad("ImporteTotal"))?,
+        Importe::from_cents(invoice.totals.line_net + cuota_total).map_err(bad("ImporteTotal"))?,
         sistema,
     );
-    if let Some(original) = corrected {
+    if let Some(original) = &invoice.preceding {
         let original_id = IdFactura::parse(
             nif.as_str(),
-            original.reference.as_deref().unwrap_or_default(),
-            &fecha_expedicion(original.issued_at.unwrap_or_default())?.to_string(),
+            &original.number,
+            &fecha_expedicion(original.issued_at.timestamp_micros())?.to_string(),
         )
         .map_err(bad("corrected invoice id"))?;
         datos.rectificacion = Some(Rectificacion {

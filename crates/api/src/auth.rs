@@ -17,7 +17,18 @@ use crate::{AppState, error::ApiError};
 /// Header that turns a standard token's request into a person's.
 pub const HUMAN_PROOF_HEADER: &str = "x-human-proof";
 /// Header the MCP server sets on the requests it forwards (audit `source` = `mcp`).
+/// Honoured only with a valid [`SOURCE_PROOF_HEADER`]; otherwise ignored (source `api`).
 pub const SOURCE_HEADER: &str = "x-invoicing-source";
+/// Header with which the MCP server proves it set [`SOURCE_HEADER`]: [`mcp_source_proof`].
+pub const SOURCE_PROOF_HEADER: &str = "x-invoicing-source-proof";
+
+/// What the MCP server sends as [`SOURCE_PROOF_HEADER`]: derived from the service's
+/// secret key (`INVOICING_SECRET_KEY`), so only a process that has the key can mark a
+/// request as coming through MCP. `serve` gives it to its MCP child; `invoicing mcp`
+/// alone computes it from the same key.
+pub fn mcp_source_proof(key: &reports::links::SecretKey) -> String {
+    reports::links::derive(key, "x-invoicing-source: mcp")
+}
 
 /// Whether a person or an AI agent is behind a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,6 +37,16 @@ pub enum CallerKind {
     Human,
     /// Any MCP token, or a standard token without a human proof.
     Ai,
+}
+
+impl CallerKind {
+    /// `human` or `ai` (whose idempotency keys these are).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Human => "human",
+            Self::Ai => "ai",
+        }
+    }
 }
 
 /// Where a request came from, as recorded on AI audit entries.
@@ -159,10 +180,23 @@ async fn resolve(state: &AppState, headers: &axum::http::HeaderMap) -> Result<Ca
         ))?;
     let token = uuid::Uuid::parse_str(token)
         .map_err(|_| ApiError::Unauthorized("Malformed bearer token: expected a UUID."))?;
-    let mut conn = state.db.pool().acquire().await?;
-    let auth = store::tokens::authenticate(&mut conn, &store::hash_secret(&token.to_string()))
-        .await?
-        .ok_or(ApiError::Unauthorized("Unknown or revoked token."))?;
+    let hash = store::hash_secret(&token.to_string());
+    let lookup = || async {
+        let mut conn = state.db.pool().acquire().await?;
+        store::tokens::authenticate(&mut conn, &hash).await
+    };
+    // The first statement of nearly every request: a connection found dead here (the
+    // database restarted, its connections were killed) is replaced and the read done again,
+    // since nothing has happened yet; a second failure is a 503.
+    let found = match lookup().await {
+        Err(e) if store::db::is_connection_error(&e) => {
+            store::db::note_connection_error();
+            tracing::warn!(error = %e, "a database connection was lost; reading the token again");
+            lookup().await
+        }
+        other => other,
+    };
+    let auth = found?.ok_or(ApiError::Unauthorized("Unknown or revoked token."))?;
     let kind = match headers.get(HUMAN_PROOF_HEADER) {
         None => CallerKind::Ai,
         Some(proof) => {
@@ -184,10 +218,10 @@ async fn resolve(state: &AppState, headers: &axum::http::HeaderMap) -> Result<Ca
             CallerKind::Human
         }
     };
-    let source = match headers.get(SOURCE_HEADER).and_then(|v| v.to_str().ok()) {
-        Some("mcp") => Source::Mcp,
-        _ if auth.kind == "mcp" => Source::Mcp,
-        _ => Source::Api,
+    let source = if auth.kind == "mcp" || from_mcp_server(state, headers) {
+        Source::Mcp
+    } else {
+        Source::Api
     };
     Ok(Caller {
         company_id: auth.company_id,
@@ -199,9 +233,23 @@ async fn resolve(state: &AppState, headers: &axum::http::HeaderMap) -> Result<Ca
     })
 }
 
+/// Whether the request carries `X-Invoicing-Source: mcp` with the MCP server's proof
+/// (compared in constant time). The header alone, which any caller can send, is ignored.
+fn from_mcp_server(state: &AppState, headers: &axum::http::HeaderMap) -> bool {
+    let says_mcp = headers
+        .get(SOURCE_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim() == "mcp");
+    let Some(proof) = headers.get(SOURCE_PROOF_HEADER) else {
+        return false;
+    };
+    let expected = mcp_source_proof(&state.config.secret_key);
+    says_mcp && bool::from(proof.as_bytes().ct_eq(expected.as_bytes()))
+}
+
 /// `es` for a Spanish company type (`ES:...`), else `en`.
 pub fn language_of(company_type: Option<&str>) -> &'static str {
-    if company_type.is_some_and(|t| t.starts_with("ES:")) {
+    if company_type.is_some_and(domain::entity_type::is_spanish) {
         "es"
     } else {
         "en"

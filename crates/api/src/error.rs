@@ -2,7 +2,8 @@
 //!
 //! Bodies follow the spec: plain text saying what to fix for 400/401/404/409/413,
 //! JSON `{"error","message","requiresAuthorizationUrl"?}` for a 403 that asks
-//! for an action. Internal errors are logged once and never shown.
+//! for an action. Internal errors are logged once and never shown. Every `429` and `503`
+//! carries `Retry-After` (whole seconds).
 
 use axum::{
     http::{HeaderValue, StatusCode, header},
@@ -29,11 +30,28 @@ pub enum ApiError {
         message: String,
         authorization_url: Option<String>,
     },
+    /// A 503 with `Retry-After` [`DEFAULT_RETRY_AFTER_SECS`].
     #[error("service unavailable: {0}")]
     Unavailable(String),
+    /// A 503 with a given `Retry-After`.
+    #[error("service unavailable: {message}")]
+    UnavailableFor {
+        message: String,
+        retry_after_secs: u64,
+    },
+    /// A 429: the caller (or its company) has too much under way; `Retry-After` says when
+    /// to try again.
+    #[error("{message}")]
+    TooManyRequests {
+        message: String,
+        retry_after_secs: u64,
+    },
     #[error("internal error: {0:#}")]
     Internal(anyhow::Error),
 }
+
+/// `Retry-After` of a 503 that names no other delay.
+pub const DEFAULT_RETRY_AFTER_SECS: u64 = 5;
 
 /// JSON body of a 403 that asks the caller to do something first.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -93,6 +111,18 @@ impl ApiError {
         }
     }
 
+    /// The 503 of a render that found no slot within the wait ([`crate::render_gate`]).
+    pub(crate) fn render_busy(busy: crate::render_gate::Busy) -> Self {
+        let secs = busy.waited.as_secs().max(1);
+        Self::UnavailableFor {
+            message: format!(
+                "Every render slot this company may use stayed busy for {secs} s (a company may \
+                 hold only a share of them); try again in {secs} s."
+            ),
+            retry_after_secs: secs,
+        }
+    }
+
     fn status(&self) -> StatusCode {
         match self {
             Self::BadRequest(_) => StatusCode::BAD_REQUEST,
@@ -101,20 +131,44 @@ impl ApiError {
             Self::Conflict(_) => StatusCode::CONFLICT,
             Self::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             Self::Forbidden { .. } => StatusCode::FORBIDDEN,
-            Self::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Unavailable(_) | Self::UnavailableFor { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            Self::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
 }
 
 impl From<sqlx::Error> for ApiError {
+    /// A lost or unobtainable database connection (the server restarted, the connection
+    /// was killed, the pool is exhausted) is a `503` with `Retry-After`: the request did
+    /// not happen and may be sent again. Anything else is an internal error.
     fn from(e: sqlx::Error) -> Self {
+        if store::db::is_connection_error(&e) {
+            store::db::note_connection_error();
+            tracing::warn!(error = %e, "the database connection failed; answering 503");
+            return Self::Unavailable(
+                "The database is not reachable at the moment; try again shortly.".into(),
+            );
+        }
         Self::Internal(e.into())
     }
 }
 
 impl From<anyhow::Error> for ApiError {
     fn from(e: anyhow::Error) -> Self {
+        // A store error wrapping a lost connection is answered like the bare one.
+        if let Some(sqlx) = e.downcast_ref::<sqlx::Error>()
+            && store::db::is_connection_error(sqlx)
+        {
+            store::db::note_connection_error();
+            tracing::warn!(
+                error = format!("{e:#}"),
+                "the database connection failed; answering 503"
+            );
+            return Self::Unavailable(
+                "The database is not reachable at the moment; try again shortly.".into(),
+            );
+        }
         Self::Internal(e)
     }
 }
@@ -151,11 +205,19 @@ impl IntoResponse for ApiError {
                     .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
                 resp
             }
+            Self::Unavailable(m) => retry_after(plain(status, m), DEFAULT_RETRY_AFTER_SECS),
+            Self::UnavailableFor {
+                message,
+                retry_after_secs,
+            }
+            | Self::TooManyRequests {
+                message,
+                retry_after_secs,
+            } => retry_after(plain(status, message), retry_after_secs),
             Self::BadRequest(m)
             | Self::NotFound(m)
             | Self::Conflict(m)
-            | Self::PayloadTooLarge(m)
-            | Self::Unavailable(m) => plain(status, m),
+            | Self::PayloadTooLarge(m) => plain(status, m),
         }
     }
 }
@@ -168,6 +230,13 @@ pub fn plain(status: StatusCode, body: String) -> Response {
         body,
     )
         .into_response()
+}
+
+/// Adds `Retry-After: secs` (at least 1).
+fn retry_after(mut resp: Response, secs: u64) -> Response {
+    resp.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(secs.max(1)));
+    resp
 }
 
 /// Result alias for handlers.

@@ -14,7 +14,6 @@
 
 use std::path::Path;
 use std::process::Stdio;
-use std::sync::LazyLock;
 use std::time::Duration;
 
 use render::RenderError;
@@ -32,17 +31,10 @@ pub(crate) const CHILD_MIB: u64 = 2 * 1024;
 /// ([`render::Limits`], ten seconds) ends a looping snippet first.
 const CHILD_TIMEOUT: Duration = Duration::from_secs(20);
 
-/// Children at once: one per core, at least two and at most eight. A child may use up to
-/// [`CHILD_MIB`], so a burst of saves or PDFs with snippets cannot fill the machine; the
-/// others wait their turn.
-static CHILDREN: LazyLock<tokio::sync::Semaphore> = LazyLock::new(|| {
-    let cores = std::thread::available_parallelism().map_or(2, |n| n.get().clamp(2, 8));
-    tokio::sync::Semaphore::new(cores)
-});
-
 /// Does `job` in a child process of `runner` (the `invoicing` executable), or in this process
-/// when there is none (the tests of this crate, which have no such executable); `held` (a
-/// render budget permit) is kept until the work is over.
+/// when there is none (the tests of this crate, which have no such executable); `held` (the
+/// caller's slots of [`crate::render_gate`]: a snippet slot whenever the job runs company
+/// code, which is what bounds the children alive at once) is kept until the work is over.
 ///
 /// The outer error is this server failing (no process could be started); the inner one is
 /// the render's verdict, [`RenderError::Exhausted`] when the child ran out of memory.
@@ -61,10 +53,7 @@ pub(crate) async fn run(
         .map_err(|e| ApiError::Internal(e.into()));
     };
     let input = serde_json::to_vec(&job).map_err(|e| ApiError::Internal(e.into()))?;
-    let _turn = CHILDREN
-        .acquire()
-        .await
-        .map_err(|e| ApiError::Internal(anyhow::anyhow!("render process: {e}")))?;
+    let _held = held;
     let mut child = take_spare_or_start(exe)?;
     let mut stdin = child
         .stdin

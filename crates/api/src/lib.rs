@@ -9,6 +9,7 @@
 
 pub mod aeat;
 pub mod auth;
+pub mod documents;
 pub mod error;
 pub mod fx;
 pub mod gate;
@@ -17,7 +18,9 @@ pub mod json;
 pub mod openapi;
 pub mod pagination;
 pub mod ratelimit;
+pub mod render_gate;
 pub mod routes;
+pub mod signature_trust;
 pub mod views;
 
 use std::sync::{Arc, OnceLock};
@@ -54,6 +57,34 @@ pub struct ApiConfig {
     /// `#range(1000000000)` would take the whole server down. `None` runs them in this
     /// process (tests of this crate, which have no such executable).
     pub snippet_runner: Option<std::path::PathBuf>,
+    /// What one company may hold of what all share (renders, queued reports).
+    pub limits: Limits,
+    /// Roots a signed authorization document must chain to
+    /// ([`signature_trust::trust_store`]); the default trusts nothing, so every document is
+    /// refused until roots are configured.
+    pub signature_trust: signature_trust::TrustStore,
+    /// Caps on the AI review queue and how long its entries wait.
+    pub ai_queue: gate::QueueLimits,
+}
+
+/// Bounds that keep one company from starving the others (docs/RELIABILITY.md, "Attacks
+/// closed").
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Report renders a company may have queued or running; `POST /v1/reports` past it is a
+    /// `429` (default 50, `INVOICING_MAX_QUEUED_REPORTS`).
+    pub max_queued_reports: i64,
+    /// Render slots, snippet slots, a company's share of them and the longest wait.
+    pub render: render_gate::RenderLimits,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_queued_reports: 50,
+            render: render_gate::RenderLimits::default(),
+        }
+    }
 }
 
 /// The clock handlers read "now" from (tests move it across a year boundary).
@@ -70,6 +101,8 @@ pub struct AppState {
     pub fx: Arc<fx::RateProvider>,
     /// Requests per token, when limited.
     pub limiter: Option<Arc<ratelimit::RateLimiter>>,
+    /// Admission to rendering, fair across companies.
+    pub(crate) renders: Arc<render_gate::RenderGate>,
     /// The finished router, so an approval can replay a request through it.
     router: Arc<OnceLock<Router>>,
 }
@@ -83,6 +116,7 @@ impl AppState {
             limiter: config
                 .rate_limit_per_minute
                 .map(|n| Arc::new(ratelimit::RateLimiter::new(n))),
+            renders: Arc::new(render_gate::RenderGate::new(&config.limits.render)),
             config: Arc::new(config),
             clock: Arc::new(chrono::Utc::now),
             router: Arc::new(OnceLock::new()),

@@ -89,10 +89,15 @@ pub fn document_idempotency(doc: &mut utoipa::openapi::OpenApi) {
                 .parameter_in(ParameterIn::Header)
                 .required(utoipa::openapi::Required::False)
                 .description(Some(
-                    "Makes the request safe to retry: within 24 hours the same key and body get \
-                     the first successful answer again (header `Idempotent-Replayed: true`) \
-                     without running twice; the same key with a different request is a 409. \
-                     1 to 255 printable ASCII characters, e.g. a UUID.",
+                    "Makes the request safe to retry: within 24 hours the same key and body, \
+                     from the same caller (the same token, with or without its human proof as \
+                     the first time), get the first successful answer again (header \
+                     `Idempotent-Replayed: true`) without running twice; the same key with a \
+                     different request is a 409. Keys are the caller's own: another token, or \
+                     the same token without its proof, never sees the answer. An answer that \
+                     carries a secret shown once (a new token and its human proof) is never \
+                     kept: the same key and request again is a 409 saying so, and nothing runs \
+                     twice. 1 to 255 printable ASCII characters, e.g. a UUID.",
                 ))
                 .schema(Some(
                     utoipa::openapi::ObjectBuilder::new()
@@ -106,7 +111,7 @@ pub fn document_idempotency(doc: &mut utoipa::openapi::OpenApi) {
             .responses
             .entry("409".to_owned())
             .or_insert_with(|| {
-                text("The Idempotency-Key was already used with a different request (or the operation conflicts with the current state)")
+                text("The Idempotency-Key was already used with a different request, or for this request whose answer carried a secret shown once (or the operation conflicts with the current state)")
                     .build()
                     .into()
             });
@@ -191,7 +196,7 @@ impl IntoResponses for WriteErrors {
             )
             .response(
                 "429",
-                text("Too many requests with this token; wait the `Retry-After` seconds."),
+                text("Too many requests with this token, or (AI callers) the review queue is full for this token or company until a person approves or rejects pending requests; wait the `Retry-After` seconds."),
             )
             .response(
                 "403",

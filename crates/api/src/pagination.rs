@@ -77,6 +77,24 @@ impl<T> Page<T> {
             next_cursor,
         }
     }
+
+    /// [`Page::from_rows`] with a view that can fail (stored data that does not decode).
+    pub fn try_from_rows<R>(
+        mut rows: Vec<R>,
+        limit: i64,
+        id_of: impl Fn(&R) -> &str,
+        view: impl FnMut(R) -> Result<T, ApiError>,
+    ) -> Result<Self, ApiError> {
+        let more = rows.len() as i64 > limit;
+        rows.truncate(limit as usize);
+        let next_cursor = more
+            .then(|| rows.last().map(|r| encode_cursor(id_of(r))))
+            .flatten();
+        Ok(Self {
+            data: rows.into_iter().map(view).collect::<Result<_, _>>()?,
+            next_cursor,
+        })
+    }
 }
 
 /// The opaque cursor of an id.

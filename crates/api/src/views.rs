@@ -10,6 +10,53 @@ pub fn ts(micros: i64) -> DateTime<Utc> {
     store::from_micros(micros)
 }
 
+/// How a download is offered: shown in the browser, or saved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Disposition {
+    Inline,
+    Attachment,
+}
+
+/// The `Content-Disposition` of a download named `filename`, for every download route (API
+/// and web app): `inline; filename="INV-2026-00001.pdf"; filename*=UTF-8''INV-2026-00001.pdf`
+/// (RFC 6266 with RFC 8187/5987 encoding).
+///
+/// `filename` comes from company data (a reference, a report's locale...), so nothing in it
+/// can break the header: control characters are dropped (a stored reference format with
+/// `\r\n` once made every PDF of the invoice a 500), the quoted fallback keeps only printable
+/// ASCII other than `"`, `\`, `/` and `%` (others become `_`), and the exact name, any
+/// script, is in `filename*`, percent-encoded UTF-8, which clients prefer.
+pub fn content_disposition(disposition: Disposition, filename: &str) -> axum::http::HeaderValue {
+    let name: String = filename.chars().filter(|c| !c.is_control()).collect();
+    let fallback: String = name
+        .chars()
+        .map(|c| match c {
+            '"' | '\\' | '/' | '%' => '_',
+            c if c == ' ' || c.is_ascii_graphic() => c,
+            _ => '_',
+        })
+        .collect();
+    let mut encoded = String::with_capacity(name.len() * 3);
+    for byte in name.bytes() {
+        // RFC 8187 attr-char: ALPHA / DIGIT / "!" / "#" / "$" / "&" / "+" / "-" / "." / "^" /
+        // "_" / "`" / "|" / "~"; everything else percent-encoded.
+        if byte.is_ascii_alphanumeric() || b"!#$&+-.^_`|~".contains(&byte) {
+            encoded.push(char::from(byte));
+        } else {
+            encoded.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    let kind = match disposition {
+        Disposition::Inline => "inline",
+        Disposition::Attachment => "attachment",
+    };
+    axum::http::HeaderValue::from_str(&format!(
+        "{kind}; filename=\"{fallback}\"; filename*=UTF-8''{encoded}"
+    ))
+    // Cannot fail (visible ASCII only); the bare disposition if it ever did.
+    .unwrap_or_else(|_| axum::http::HeaderValue::from_static(kind))
+}
+
 /// A postal address.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -107,5 +154,24 @@ pub fn email(field: &str, value: &str) -> Result<String, ApiError> {
         Err(ApiError::bad_request(format!(
             "`{field}` must be an e-mail address such as billing@example.com."
         )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn content_disposition_keeps_any_name_and_never_breaks_the_header() {
+        let v = content_disposition(Disposition::Inline, "INV-2026-00001.pdf");
+        assert_eq!(
+            v.to_str().unwrap(),
+            "inline; filename=\"INV-2026-00001.pdf\"; filename*=UTF-8''INV-2026-00001.pdf"
+        );
+        let v = content_disposition(Disposition::Attachment, "Fáctura \"A\"/1\r\n.pdf");
+        assert_eq!(
+            v.to_str().unwrap(),
+            "attachment; filename=\"F_ctura _A__1.pdf\"; filename*=UTF-8''F%C3%A1ctura%20%22A%22%2F1.pdf"
+        );
     }
 }

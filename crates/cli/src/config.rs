@@ -28,6 +28,10 @@ pub struct Settings {
     pub aeat_ca: Option<PathBuf>,
     /// Service answering `GET ?nif=...` with `{"confirmed": bool}` for powers of attorney.
     pub aeat_poa_check_url: Option<String>,
+    /// Extra roots (PEM) a signed authorization document may chain to.
+    pub aeat_signature_trust: Option<PathBuf>,
+    /// Whether the shipped Spanish roots are trusted too (default true).
+    pub aeat_signature_trust_bundled: Option<bool>,
     /// SMTP connection URL (may carry credentials: never shown).
     pub smtp_url: Option<String>,
     pub mail_from: Option<String>,
@@ -38,6 +42,23 @@ pub struct Settings {
     pub report_timeout_secs: Option<u64>,
     /// Requests per minute per API token (default 1200; 0: unlimited).
     pub rate_limit_per_minute: Option<u32>,
+    /// Report renders a company may have queued or running (default 50).
+    pub max_queued_reports: Option<u32>,
+    /// Longest a request waits for a render slot before a 503, in seconds (default 20).
+    pub render_wait_secs: Option<u64>,
+    /// Percent of the render and snippet slots one company may hold (default 50).
+    pub render_company_share_percent: Option<u32>,
+    /// PDF renders at once (default two per core).
+    pub render_slots: Option<usize>,
+    /// Jobs running company Typst snippets at once, each a child process of up to 2 GiB
+    /// (default one per core, at least two, at most eight).
+    pub snippet_slots: Option<usize>,
+    /// Longest a client may take to send a request's headers, in seconds (default 10).
+    pub http_header_timeout_secs: Option<u64>,
+    /// Longest a connection may stay open without a request under way, in seconds (default 60).
+    pub http_idle_timeout_secs: Option<u64>,
+    /// Connections served at once per listener; past it new ones get a 503 (default 1024).
+    pub http_max_connections: Option<usize>,
     /// Listen address of the MCP server (`invoicing mcp`, or `serve`'s child).
     pub mcp_addr: Option<String>,
     /// Base URL of the HTTP API the MCP server calls.
@@ -50,6 +71,19 @@ pub struct Settings {
     pub oidc_client_id: Option<String>,
     /// Its client secret (never shown).
     pub oidc_client_secret: Option<String>,
+    /// Reverse proxies (IP addresses and networks, comma-separated) whose
+    /// `Forwarded`/`X-Forwarded-For` headers name the client for sign-in throttling.
+    pub trusted_proxies: Option<String>,
+    /// Pending AI requests per company (default 500).
+    pub ai_pending_max_entries: Option<i64>,
+    /// Bytes of pending AI request bodies per company (default 512 MiB).
+    pub ai_pending_max_bytes: Option<i64>,
+    /// Pending AI requests per token (default 100).
+    pub ai_pending_max_entries_per_token: Option<i64>,
+    /// Bytes of pending AI request bodies per token (default 128 MiB).
+    pub ai_pending_max_bytes_per_token: Option<i64>,
+    /// Days a pending AI request waits for review before it expires (default 14).
+    pub ai_pending_ttl_days: Option<i64>,
 }
 
 impl std::fmt::Debug for Settings {
@@ -76,6 +110,11 @@ impl std::fmt::Debug for Settings {
             )
             .field("aeat_ca", &self.aeat_ca)
             .field("aeat_poa_check_url", &self.aeat_poa_check_url)
+            .field("aeat_signature_trust", &self.aeat_signature_trust)
+            .field(
+                "aeat_signature_trust_bundled",
+                &self.aeat_signature_trust_bundled,
+            )
             .field(
                 "smtp_url",
                 &self.smtp_url.as_deref().map(store::db::redact_url),
@@ -84,6 +123,17 @@ impl std::fmt::Debug for Settings {
             .field("secret_key", &self.secret_key.as_ref().map(|_| "(set)"))
             .field("report_timeout_secs", &self.report_timeout_secs)
             .field("rate_limit_per_minute", &self.rate_limit_per_minute)
+            .field("max_queued_reports", &self.max_queued_reports)
+            .field("render_wait_secs", &self.render_wait_secs)
+            .field(
+                "render_company_share_percent",
+                &self.render_company_share_percent,
+            )
+            .field("render_slots", &self.render_slots)
+            .field("snippet_slots", &self.snippet_slots)
+            .field("http_header_timeout_secs", &self.http_header_timeout_secs)
+            .field("http_idle_timeout_secs", &self.http_idle_timeout_secs)
+            .field("http_max_connections", &self.http_max_connections)
             .field("mcp_addr", &self.mcp_addr)
             .field("api_url", &self.api_url)
             .field("mcp_allowed_hosts", &self.mcp_allowed_hosts)
@@ -93,8 +143,32 @@ impl std::fmt::Debug for Settings {
                 "oidc_client_secret",
                 &self.oidc_client_secret.as_ref().map(|_| "(set)"),
             )
+            .field("trusted_proxies", &self.trusted_proxies)
+            .field("ai_pending_max_entries", &self.ai_pending_max_entries)
+            .field("ai_pending_max_bytes", &self.ai_pending_max_bytes)
+            .field(
+                "ai_pending_max_entries_per_token",
+                &self.ai_pending_max_entries_per_token,
+            )
+            .field(
+                "ai_pending_max_bytes_per_token",
+                &self.ai_pending_max_bytes_per_token,
+            )
+            .field("ai_pending_ttl_days", &self.ai_pending_ttl_days)
             .finish()
     }
+}
+
+/// Reads the whole number in the environment variable `name` into `slot`, if set.
+fn number<T: std::str::FromStr>(slot: &mut Option<T>, name: &str) -> anyhow::Result<()> {
+    if let Some(v) = std::env::var(name).ok().filter(|v| !v.is_empty()) {
+        *slot = Some(
+            v.trim()
+                .parse()
+                .map_err(|_| anyhow::anyhow!("{name} must be a whole number, got `{v}`"))?,
+        );
+    }
+    Ok(())
 }
 
 impl Settings {
@@ -149,6 +223,16 @@ impl Settings {
         if let Some(v) = env("INVOICING_AEAT_POA_CHECK_URL") {
             s.aeat_poa_check_url = Some(v);
         }
+        if let Some(v) = env("INVOICING_AEAT_SIGNATURE_TRUST") {
+            s.aeat_signature_trust = Some(v.into());
+        }
+        if let Some(v) = env("INVOICING_AEAT_SIGNATURE_TRUST_BUNDLED") {
+            s.aeat_signature_trust_bundled = Some(match v.as_str() {
+                "true" | "1" => true,
+                "false" | "0" => false,
+                _ => anyhow::bail!("INVOICING_AEAT_SIGNATURE_TRUST_BUNDLED must be true or false"),
+            });
+        }
         if let Some(v) = env("INVOICING_SMTP_URL") {
             s.smtp_url = Some(v);
         }
@@ -170,6 +254,26 @@ impl Settings {
                 anyhow::anyhow!("INVOICING_REPORT_TIMEOUT_SECS must be a whole number of seconds")
             })?);
         }
+        number(&mut s.max_queued_reports, "INVOICING_MAX_QUEUED_REPORTS")?;
+        number(&mut s.render_wait_secs, "INVOICING_RENDER_WAIT_SECS")?;
+        number(
+            &mut s.render_company_share_percent,
+            "INVOICING_RENDER_COMPANY_SHARE_PERCENT",
+        )?;
+        number(&mut s.render_slots, "INVOICING_RENDER_SLOTS")?;
+        number(&mut s.snippet_slots, "INVOICING_SNIPPET_SLOTS")?;
+        number(
+            &mut s.http_header_timeout_secs,
+            "INVOICING_HTTP_HEADER_TIMEOUT_SECS",
+        )?;
+        number(
+            &mut s.http_idle_timeout_secs,
+            "INVOICING_HTTP_IDLE_TIMEOUT_SECS",
+        )?;
+        number(
+            &mut s.http_max_connections,
+            "INVOICING_HTTP_MAX_CONNECTIONS",
+        )?;
         if let Some(v) = env("INVOICING_MCP_ADDR") {
             s.mcp_addr = Some(v);
         }
@@ -188,11 +292,99 @@ impl Settings {
         if let Some(v) = env("INVOICING_OIDC_CLIENT_SECRET") {
             s.oidc_client_secret = Some(v);
         }
+        if let Some(v) = env("INVOICING_TRUSTED_PROXIES") {
+            s.trusted_proxies = Some(v);
+        }
+        let whole = |name: &str, v: String| -> anyhow::Result<i64> {
+            v.trim()
+                .parse()
+                .map_err(|_| anyhow::anyhow!("{name} must be a whole number, got `{v}`"))
+        };
+        for (name, field) in [
+            (
+                "INVOICING_AI_PENDING_MAX_ENTRIES",
+                &mut s.ai_pending_max_entries,
+            ),
+            (
+                "INVOICING_AI_PENDING_MAX_BYTES",
+                &mut s.ai_pending_max_bytes,
+            ),
+            (
+                "INVOICING_AI_PENDING_MAX_ENTRIES_PER_TOKEN",
+                &mut s.ai_pending_max_entries_per_token,
+            ),
+            (
+                "INVOICING_AI_PENDING_MAX_BYTES_PER_TOKEN",
+                &mut s.ai_pending_max_bytes_per_token,
+            ),
+            ("INVOICING_AI_PENDING_TTL_DAYS", &mut s.ai_pending_ttl_days),
+        ] {
+            if let Some(v) = env(name) {
+                *field = Some(whole(name, v)?);
+            }
+        }
         if let Ok(v) = std::env::var("INVOICING_FX_URL") {
             // An empty value is meaningful: never fetch rates.
             s.fx_url = Some(v);
         }
         Ok(s)
+    }
+
+    /// What one company may hold of shared resources (`INVOICING_MAX_QUEUED_REPORTS`,
+    /// `INVOICING_RENDER_*`, `INVOICING_SNIPPET_SLOTS`).
+    pub fn limits(&self) -> anyhow::Result<api::Limits> {
+        let mut limits = api::Limits::default();
+        if let Some(n) = self.max_queued_reports {
+            anyhow::ensure!(n >= 1, "INVOICING_MAX_QUEUED_REPORTS must be at least 1");
+            limits.max_queued_reports = i64::from(n);
+        }
+        if let Some(secs) = self.render_wait_secs {
+            limits.render.wait = std::time::Duration::from_secs(secs);
+        }
+        if let Some(p) = self.render_company_share_percent {
+            anyhow::ensure!(
+                (1..=100).contains(&p),
+                "INVOICING_RENDER_COMPANY_SHARE_PERCENT must be between 1 and 100"
+            );
+            limits.render.company_share_percent = p;
+        }
+        if let Some(n) = self.render_slots {
+            anyhow::ensure!(n >= 1, "INVOICING_RENDER_SLOTS must be at least 1");
+            limits.render.renders = n;
+        }
+        if let Some(n) = self.snippet_slots {
+            anyhow::ensure!(n >= 1, "INVOICING_SNIPPET_SLOTS must be at least 1");
+            limits.render.snippet_slots = n;
+        }
+        Ok(limits)
+    }
+
+    /// Timeouts and the connection cap of the HTTP listeners (`INVOICING_HTTP_*`).
+    pub fn http_limits(&self) -> anyhow::Result<crate::http::HttpLimits> {
+        let d = crate::http::HttpLimits::default();
+        let secs = |v: Option<u64>, name: &str, default: std::time::Duration| match v {
+            Some(0) => anyhow::bail!("{name} must be at least 1 second"),
+            Some(n) => Ok(std::time::Duration::from_secs(n)),
+            None => Ok(default),
+        };
+        let max_connections = match self.http_max_connections {
+            Some(0) => anyhow::bail!("INVOICING_HTTP_MAX_CONNECTIONS must be at least 1"),
+            Some(n) => n,
+            None => d.max_connections,
+        };
+        Ok(crate::http::HttpLimits {
+            header_timeout: secs(
+                self.http_header_timeout_secs,
+                "INVOICING_HTTP_HEADER_TIMEOUT_SECS",
+                d.header_timeout,
+            )?,
+            idle_timeout: secs(
+                self.http_idle_timeout_secs,
+                "INVOICING_HTTP_IDLE_TIMEOUT_SECS",
+                d.idle_timeout,
+            )?,
+            max_connections,
+        })
     }
 
     /// Web sign-in through an OpenID Connect provider: all three settings, or none.
@@ -218,6 +410,13 @@ impl Settings {
                  INVOICING_OIDC_CLIENT_ID and INVOICING_OIDC_CLIENT_SECRET"
             ),
         }
+    }
+
+    /// The reverse proxies trusted to name the client (default: none, so the
+    /// client is the TCP peer and forwarding headers are ignored).
+    pub fn trusted_proxies(&self) -> anyhow::Result<web::client_ip::TrustedProxies> {
+        web::client_ip::TrustedProxies::parse(self.trusted_proxies.as_deref().unwrap_or(""))
+            .map_err(|e| anyhow::anyhow!("INVOICING_TRUSTED_PROXIES: {e}"))
     }
 
     /// The data directory (default `./data`).
@@ -263,6 +462,7 @@ impl Settings {
         mcp::McpConfig {
             api_url: self.api_url(),
             allowed_hosts: mcp::McpConfig::parse_allowed_hosts(self.mcp_allowed_hosts.as_deref()),
+            source_proof: None,
         }
     }
 
@@ -308,6 +508,31 @@ impl Settings {
         }))
     }
 
+    /// The roots a signed VERI*FACTU authorization document must chain to: the shipped
+    /// Spanish roots (unless `aeat_signature_trust_bundled` is false) plus the PEM file
+    /// `aeat_signature_trust`. A missing or invalid file stops the start.
+    pub fn signature_trust(&self) -> anyhow::Result<api::signature_trust::TrustStore> {
+        let extra = match &self.aeat_signature_trust {
+            None => None,
+            Some(path) => Some((
+                path.display().to_string(),
+                std::fs::read(path).map_err(|e| {
+                    anyhow::anyhow!(
+                        "cannot read INVOICING_AEAT_SIGNATURE_TRUST {}: {e}",
+                        path.display()
+                    )
+                })?,
+            )),
+        };
+        api::signature_trust::trust_store(
+            self.aeat_signature_trust_bundled.unwrap_or(true),
+            extra
+                .as_ref()
+                .map(|(name, pem)| (name.as_str(), pem.as_slice())),
+        )
+        .map_err(|e| anyhow::anyhow!(e))
+    }
+
     /// The public base URL (default derived from the listen address).
     pub fn public_url(&self, bound: &str) -> String {
         self.public_url
@@ -326,6 +551,46 @@ impl Settings {
         }
     }
 
+    /// Caps on the AI review queue and how long its entries wait
+    /// (`INVOICING_AI_PENDING_*`; each at least 1).
+    pub fn ai_queue(&self) -> anyhow::Result<api::gate::QueueLimits> {
+        let defaults = api::gate::QueueLimits::default();
+        let pick = |name: &str, value: Option<i64>, default: i64| -> anyhow::Result<i64> {
+            match value {
+                None => Ok(default),
+                Some(n) if n >= 1 => Ok(n),
+                Some(n) => anyhow::bail!("{name} must be at least 1, got {n}"),
+            }
+        };
+        Ok(api::gate::QueueLimits {
+            max_entries: pick(
+                "INVOICING_AI_PENDING_MAX_ENTRIES",
+                self.ai_pending_max_entries,
+                defaults.max_entries,
+            )?,
+            max_bytes: pick(
+                "INVOICING_AI_PENDING_MAX_BYTES",
+                self.ai_pending_max_bytes,
+                defaults.max_bytes,
+            )?,
+            max_entries_per_token: pick(
+                "INVOICING_AI_PENDING_MAX_ENTRIES_PER_TOKEN",
+                self.ai_pending_max_entries_per_token,
+                defaults.max_entries_per_token,
+            )?,
+            max_bytes_per_token: pick(
+                "INVOICING_AI_PENDING_MAX_BYTES_PER_TOKEN",
+                self.ai_pending_max_bytes_per_token,
+                defaults.max_bytes_per_token,
+            )?,
+            ttl_days: pick(
+                "INVOICING_AI_PENDING_TTL_DAYS",
+                self.ai_pending_ttl_days,
+                defaults.ttl_days,
+            )?,
+        })
+    }
+
     /// Longest a report may take to render (default 60 s).
     pub fn report_timeout(&self) -> std::time::Duration {
         std::time::Duration::from_secs(self.report_timeout_secs.unwrap_or(60))
@@ -334,35 +599,22 @@ impl Settings {
     /// The key that signs download links: `secret_key`, else the one in
     /// `<data dir>/secret.key`, made (readable by the owner only) on first use.
     pub fn secret_key(&self) -> anyhow::Result<reports::links::SecretKey> {
-        if let Some(key) = &self.secret_key {
-            anyhow::ensure!(
-                key.len() >= 32,
-                "INVOICING_SECRET_KEY must be at least 32 characters (for example `openssl rand -hex 32`)"
-            );
-            return Ok(reports::links::SecretKey::new(key.as_bytes().to_vec()));
+        if let Some(key) = self.existing_secret_key()? {
+            return Ok(key);
         }
-        let path = self.data_dir().join("secret.key");
-        if let Ok(text) = std::fs::read_to_string(&path) {
-            let key = text.trim();
-            anyhow::ensure!(
-                key.len() >= 32,
-                "{} is too short; delete it to make a new one (mailed links stop working)",
-                path.display()
-            );
-            return Ok(reports::links::SecretKey::new(key.as_bytes().to_vec()));
-        }
-        std::fs::create_dir_all(self.data_dir())?;
+        let path = self.secret_key_file();
+        store::private::create_dir_all(&self.data_dir())?;
         let key: String = {
             use rand::RngCore as _;
             let mut bytes = [0u8; 32];
             rand::rngs::OsRng.fill_bytes(&mut bytes);
             bytes.iter().map(|b| format!("{b:02x}")).collect()
         };
-        let mut options = std::fs::OpenOptions::new();
-        options.write(true).create_new(true);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-        match options.open(&path) {
+        match store::private::file_options()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
             Ok(mut file) => {
                 std::io::Write::write_all(&mut file, key.as_bytes())?;
                 tracing::info!(path = %path.display(), "generated the secret key for signed links");
@@ -377,5 +629,90 @@ impl Settings {
             }
             Err(e) => Err(anyhow::anyhow!("cannot write {}: {e}", path.display())),
         }
+    }
+
+    fn secret_key_file(&self) -> PathBuf {
+        self.data_dir().join("secret.key")
+    }
+
+    /// The secret key if there is one (`secret_key`, or `<data dir>/secret.key`), never
+    /// making one: for `invoicing mcp`, which owns no data.
+    pub fn existing_secret_key(&self) -> anyhow::Result<Option<reports::links::SecretKey>> {
+        if let Some(key) = &self.secret_key {
+            anyhow::ensure!(
+                key.len() >= 32,
+                "INVOICING_SECRET_KEY must be at least 32 characters (for example `openssl rand -hex 32`)"
+            );
+            return Ok(Some(reports::links::SecretKey::new(
+                key.as_bytes().to_vec(),
+            )));
+        }
+        let path = self.secret_key_file();
+        match std::fs::read_to_string(&path) {
+            Ok(text) => {
+                let key = text.trim();
+                anyhow::ensure!(
+                    key.len() >= 32,
+                    "{} is too short; delete it to make a new one (mailed links stop working)",
+                    path.display()
+                );
+                Ok(Some(reports::links::SecretKey::new(
+                    key.as_bytes().to_vec(),
+                )))
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(anyhow::anyhow!("cannot read {}: {e}", path.display())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signature_trust_adds_a_pem_file_or_stops_the_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let shipped = Settings::default().signature_trust().unwrap().len();
+        assert!(shipped >= 4, "the Spanish roots ship");
+        // A file of extra roots: here, one of the shipped roots again, on its own.
+        let pem = api::signature_trust::SPANISH_ROOTS_PEM;
+        let first = &pem[..pem.find("-----END CERTIFICATE-----").unwrap() + 26];
+        let file = dir.path().join("roots.pem");
+        std::fs::write(&file, first).unwrap();
+        let only = Settings {
+            aeat_signature_trust: Some(file.clone()),
+            aeat_signature_trust_bundled: Some(false),
+            ..Settings::default()
+        };
+        assert_eq!(only.signature_trust().unwrap().len(), 1);
+        for (settings, says) in [
+            (
+                Settings {
+                    aeat_signature_trust: Some(dir.path().join("missing.pem")),
+                    ..Settings::default()
+                },
+                "cannot read INVOICING_AEAT_SIGNATURE_TRUST",
+            ),
+            (
+                Settings {
+                    aeat_signature_trust_bundled: Some(false),
+                    ..Settings::default()
+                },
+                "no root is trusted",
+            ),
+        ] {
+            let err = settings.signature_trust().unwrap_err().to_string();
+            assert!(err.contains(says), "{err}");
+        }
+        std::fs::write(&file, "not a certificate").unwrap();
+        let err = Settings {
+            aeat_signature_trust: Some(file),
+            ..Settings::default()
+        }
+        .signature_trust()
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("holds no certificate"), "{err}");
     }
 }

@@ -8,6 +8,7 @@
 
 mod admin;
 mod config;
+mod http;
 mod mcp_process;
 
 use std::path::PathBuf;
@@ -74,6 +75,11 @@ enum Command {
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
+    // The data directory holds every company's books, the link-signing key and mails with
+    // generated passwords: whatever this process creates (the database and its `-wal` and
+    // `-shm`, outbox mails, objects of a `file://` store) is readable by its user only.
+    #[cfg(unix)]
+    nix::sys::stat::umask(nix::sys::stat::Mode::from_bits_truncate(0o077));
     if let Command::RenderJob = cli.command {
         // Gets warm while the server has no job for it yet (it starts a spare child ahead of
         // each job); a job that is already waiting does not wait for this.
@@ -128,6 +134,8 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     }
     let db = store::Db::connect(&settings.database_url()).await?;
     db.migrate().await?;
+    // Invoices issued before documents existed get theirs now, once (a no-op query after).
+    let backfilled = api::documents::legacy::backfill(&db).await?;
     let db = match settings.storage_url.as_deref() {
         // Admin commands and migrations never touch file bytes: no need to reach the store.
         Some(url) if matches!(cli.command, Command::Serve { .. } | Command::Worker { .. }) => {
@@ -144,6 +152,15 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     };
     match cli.command {
         Command::Migrate => {
+            if backfilled.failed > 0 {
+                anyhow::bail!(
+                    "{} issued invoice(s) could not be given a document: their stored snapshot \
+                     data does not decode ({}); repair those rows and run `invoicing migrate` \
+                     again",
+                    backfilled.failed,
+                    backfilled.errors.join("; ")
+                );
+            }
             tracing::info!("database migrated");
             Ok(())
         }
@@ -264,25 +281,39 @@ async fn serve(
             println!("{}", serde_json::to_string_pretty(&out)?);
         }
     }
+    let http_limits = settings.http_limits()?;
     let addr = settings.http_addr();
     let listener = tokio::net::TcpListener::bind(&addr)
         .await
         .map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?;
     let bound_addr = listener.local_addr()?;
     let bound = bound_addr.to_string();
+    let signature_trust = settings.signature_trust()?;
+    tracing::info!(
+        roots = signature_trust.len(),
+        "roots trusted for signed VERI*FACTU authorization documents"
+    );
+    let secret_key = settings.secret_key()?;
+    let mcp_source_proof = api::auth::mcp_source_proof(&secret_key);
     let state = api::AppState::new(
         db.clone(),
         api::ApiConfig {
             public_url: settings.public_url(&bound),
             fx_url: settings.fx_url(),
             aeat_mode: settings.aeat_mode()?,
-            secret_key: settings.secret_key()?,
+            secret_key,
             rate_limit_per_minute: settings.rate_limit_per_minute(),
             snippet_runner: Some(snippet_runner()?),
+            limits: settings.limits()?,
+            signature_trust,
+            ai_queue: settings.ai_queue()?,
         },
     );
     // The web app for people shares the API's state; its pages call the API in process.
-    let web = web::router(web::WebState::new(state.clone(), settings.oidc()?)?);
+    let web = web::router(
+        web::WebState::new(state.clone(), settings.oidc()?)?
+            .with_trusted_proxies(settings.trusted_proxies()?),
+    );
     let app = api::app(state).merge(web);
     let stop = shutdown_channel();
     let worker = if with_worker {
@@ -299,16 +330,12 @@ async fn serve(
         mcp_process::supervise(
             mcp_process::api_url_for(bound_addr),
             config_file,
+            mcp_source_proof,
             stop.clone(),
         )
     });
     // Client addresses reach the handlers (the web sign-in throttles per address).
-    axum::serve(
-        listener,
-        app.into_make_service_with_connect_info::<std::net::SocketAddr>(),
-    )
-    .with_graceful_shutdown(stopped(stop))
-    .await?;
+    http::serve(listener, app, http_limits, stopped(stop)).await?;
     if let Some(w) = worker {
         // The worker finishes (or releases) its running jobs before the pool closes.
         let _ = w.await;

@@ -22,6 +22,10 @@ use crate::{config::Settings, stopped};
 /// Hidden flag of `invoicing mcp`: stop when standard input closes.
 pub const EXIT_WITH_PARENT_FLAG: &str = "--exit-with-parent";
 
+/// How `serve` hands its MCP child the proof of `x-invoicing-source: mcp`
+/// (`api::auth::mcp_source_proof` of its secret key). Internal, not a setting.
+const SOURCE_PROOF_ENV: &str = "INVOICING_MCP_SOURCE_PROOF";
+
 /// How long the child gets to finish in-flight requests before it is killed.
 const STOP_GRACE: Duration = Duration::from_secs(10);
 /// Longest delay between two restarts of a failing child.
@@ -29,7 +33,8 @@ const MAX_BACKOFF: Duration = Duration::from_secs(60);
 
 /// Runs the MCP server until SIGTERM/Ctrl-C (or, as `serve`'s child, until stdin closes).
 pub async fn run(settings: &Settings, exit_with_parent: bool) -> anyhow::Result<()> {
-    let config = settings.mcp();
+    let mut config = settings.mcp();
+    config.source_proof = source_proof(settings)?;
     let addr = settings.mcp_addr();
     let listener = tokio::net::TcpListener::bind(&addr).await.map_err(|e| {
         anyhow::anyhow!(
@@ -61,9 +66,38 @@ pub async fn run(settings: &Settings, exit_with_parent: bool) -> anyhow::Result<
         allowed_hosts = %hosts,
         "MCP server listening at http://{bound}/mcp"
     );
-    mcp::serve(listener, config, shutdown).await?;
+    let app = mcp::router(&config)?;
+    crate::http::serve(listener, app, settings.http_limits()?, shutdown)
+        .await
+        .map_err(|e| anyhow::anyhow!("the MCP server failed: {e}"))?;
     tracing::info!("MCP server stopped");
     Ok(())
+}
+
+/// The proof this MCP server sends with `x-invoicing-source: mcp`: the one `serve` handed
+/// down, else derived from the secret key (`INVOICING_SECRET_KEY`, or the key file in
+/// the data directory). Without a key the API does not believe the mark: entries of
+/// standard tokens made through this server are recorded as source `api`.
+fn source_proof(settings: &Settings) -> anyhow::Result<Option<mcp::api::SourceProof>> {
+    let proof = match std::env::var(SOURCE_PROOF_ENV)
+        .ok()
+        .filter(|v| !v.is_empty())
+    {
+        Some(handed_down) => handed_down,
+        None => match settings.existing_secret_key()? {
+            Some(key) => api::auth::mcp_source_proof(&key),
+            None => {
+                tracing::warn!(
+                    "no secret key (set INVOICING_SECRET_KEY to the API's): the API will \
+                     record AI requests made through this MCP server as source `api`"
+                );
+                return Ok(None);
+            }
+        },
+    };
+    mcp::api::SourceProof::new(&proof)
+        .map(Some)
+        .ok_or_else(|| anyhow::anyhow!("{SOURCE_PROOF_ENV} is not a valid header value"))
 }
 
 /// Changes once standard input reaches its end (the parent closed the pipe or died).
@@ -102,6 +136,7 @@ pub fn api_url_for(bound: SocketAddr) -> String {
 pub fn supervise(
     api_url: String,
     config_file: Option<PathBuf>,
+    source_proof: String,
     stop: watch::Receiver<bool>,
 ) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
@@ -124,6 +159,7 @@ pub fn supervise(
             cmd.arg("mcp")
                 .arg(EXIT_WITH_PARENT_FLAG)
                 .env("INVOICING_API_URL", &api_url)
+                .env(SOURCE_PROOF_ENV, &source_proof)
                 .stdin(Stdio::piped())
                 .stdout(Stdio::null())
                 .stderr(Stdio::inherit())

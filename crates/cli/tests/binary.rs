@@ -379,7 +379,7 @@ fn snippet_exploding_at_render_time(db: TestDb) {
         "POST",
         "/v1/entities",
         Some(
-            serde_json::json!({"name": "Customer Ltd", "type": "IE:LTD", "address": {"country": "IE"}}),
+            serde_json::json!({"name": "Customer Ltd", "type": "IE:LTD", "address": {"lines": ["2 Quay St"], "city": "Dublin", "zipcode": "D01 F5P2", "country": "IE"}}),
         ),
     );
     assert_eq!(s, 201, "{customer}");

@@ -56,7 +56,7 @@ fn issue_concurrently(db: TestDb) {
             "POST",
             "/v1/entities",
             Some(json!({
-            "name": "Customer", "type": "IE:LTD", "address": {"country": "IE"}})),
+            "name": "Customer", "type": "IE:LTD", "address": {"lines": ["2 Quay St"], "city": "Dublin", "zipcode": "D01 F5P2", "country": "IE"}})),
         );
         assert_eq!(s, 201, "{e}");
         let customer = e["id"].as_str().unwrap().to_owned();
@@ -208,7 +208,7 @@ fn chain_under_concurrency(db: TestDb) {
         "POST",
         "/v1/entities",
         Some(json!({
-        "name": "Cliente SA", "type": "ES:SA", "fiscal_id": "A84532506", "address": {"country": "ES"}})),
+        "name": "Cliente SA", "type": "ES:SA", "fiscal_id": "A84532506", "address": {"lines": ["Calle Mayor 1"], "city": "Madrid", "zipcode": "28013", "country": "ES"}})),
     );
     assert_eq!(s, 201, "{e}");
     let customer = e["id"].as_str().unwrap().to_owned();

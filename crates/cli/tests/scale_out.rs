@@ -164,7 +164,9 @@ fn two_servers_and_a_worker_share_an_object_store(db: TestDb) {
         &me,
         "POST",
         "/v1/entities",
-        Some(json!({"name": "Paper Ltd", "type": "IE:LTD", "address": {"country": "IE"}})),
+        Some(
+            json!({"name": "Paper Ltd", "type": "IE:LTD", "address": {"lines": ["2 Quay St"], "city": "Dublin", "zipcode": "D01 F5P2", "country": "IE"}}),
+        ),
     );
     assert_eq!(s, 201, "{supplier}");
     let (s, expense) = call(
@@ -195,7 +197,9 @@ fn two_servers_and_a_worker_share_an_object_store(db: TestDb) {
         &me,
         "POST",
         "/v1/entities",
-        Some(json!({"name": "Customer Ltd", "type": "IE:LTD", "address": {"country": "IE"}})),
+        Some(
+            json!({"name": "Customer Ltd", "type": "IE:LTD", "address": {"lines": ["2 Quay St"], "city": "Dublin", "zipcode": "D01 F5P2", "country": "IE"}}),
+        ),
     );
     assert_eq!(s, 201, "{customer}");
     let mut numbers = Vec::new();

@@ -20,6 +20,8 @@ struct Browser {
     base: String,
     agent: ureq::Agent,
     cookies: HashMap<String, String>,
+    /// Sent as `X-Forwarded-For`, as a reverse proxy would.
+    forwarded_for: Option<String>,
 }
 
 struct Page {
@@ -40,6 +42,7 @@ impl Browser {
                 .build()
                 .into(),
             cookies: HashMap::new(),
+            forwarded_for: None,
         }
     }
 
@@ -86,12 +89,14 @@ impl Browser {
     }
 
     fn get(&mut self, path: &str) -> Page {
-        let resp = self
+        let mut req = self
             .agent
             .get(format!("{}{path}", self.base))
-            .header("Cookie", self.cookie_header())
-            .call()
-            .expect("GET");
+            .header("Cookie", self.cookie_header());
+        if let Some(f) = &self.forwarded_for {
+            req = req.header("X-Forwarded-For", f);
+        }
+        let resp = req.call().expect("GET");
         self.keep(resp)
     }
 
@@ -102,6 +107,9 @@ impl Browser {
             .header("Cookie", self.cookie_header());
         if let Some(o) = origin {
             req = req.header("Origin", o);
+        }
+        if let Some(f) = &self.forwarded_for {
+            req = req.header("X-Forwarded-For", f);
         }
         let resp = req.send_form(fields.iter().copied()).expect("POST");
         self.keep(resp)
@@ -201,7 +209,7 @@ fn sign_in_sessions_csrf_and_throttling(db: TestDb) {
     assert!(unknown.body.contains("Wrong e-mail or password."));
     assert!(!b.cookies.contains_key("invoicing_session"));
 
-    // The sign-in form needs its double-submit token.
+    // The sign-in form needs its signed token in the cookie as well as in the form.
     let form = b.get("/login");
     let csrf = Browser::csrf(&form);
     b.cookies.remove("invoicing_login_csrf");
@@ -391,6 +399,99 @@ fn sign_in_sessions_csrf_and_throttling(db: TestDb) {
     assert_eq!(clerk.get("/password").location, "/login");
 }
 
+/// Issue #27: the review page never loads a large held body; it shows its type and size
+/// and a download link that serves the bytes as sent.
+fn review_page_shows_large_bodies_by_size(db: TestDb) {
+    let server = Server::start(&db, &["serve", "--bootstrap", "--no-mcp", "--email", OWNER]);
+    let mut b = Browser::new(&server.base);
+    let password = admin_password(&db, OWNER);
+    assert_eq!(b.sign_in(OWNER, &password).status, 303);
+    let form = b.get("/password");
+    let csrf = Browser::csrf(&form);
+    let new_password = "a long and new passphrase";
+    let changed = b.post(
+        "/password",
+        &[
+            ("csrf", &csrf),
+            ("current", &password),
+            ("new", new_password),
+            ("confirm", new_password),
+        ],
+        None,
+    );
+    assert_eq!(changed.status, 303, "{}", changed.body);
+
+    let (status, supplier) = human_api(
+        &server,
+        "POST",
+        "/v1/entities",
+        Some(json!({"name": "Paper Supplier SL", "type": "ES:SL", "address": {"country": "ES"}})),
+    );
+    assert_eq!(status, 201, "{supplier}");
+    let (status, expense) = human_api(
+        &server,
+        "POST",
+        "/v1/expenses",
+        Some(
+            json!({"supplier_id": supplier["id"], "invoice_reference": "P-1",
+            "lines": [{"concept": "Paper", "subtotal": 1200}]}),
+        ),
+    );
+    assert_eq!(status, 201, "{expense}");
+    // An agent (the owner's token without its proof) uploads a 3 MiB receipt: held.
+    let mut pdf = b"%PDF-1.7\n".to_vec();
+    pdf.extend(std::iter::repeat_n(b'q', 3 * 1024 * 1024 - pdf.len()));
+    let token = server.bootstrap.as_ref().expect("bootstrap")["token"]
+        .as_str()
+        .expect("token")
+        .to_owned();
+    let mut resp = agent()
+        .put(format!(
+            "{}/v1/expenses/{}/receipt",
+            server.base,
+            expense["id"].as_str().expect("id")
+        ))
+        .header("Authorization", format!("Bearer {token}"))
+        .header("Content-Type", "application/pdf")
+        .send(&pdf[..])
+        .expect("PUT");
+    assert_eq!(resp.status().as_u16(), 202);
+    let held: Value =
+        serde_json::from_str(&resp.body_mut().read_to_string().expect("body")).expect("JSON");
+    let id = held["auditEntryId"].as_str().expect("entry id").to_owned();
+
+    let review = b.get("/review");
+    assert_eq!(review.status, 200);
+    assert!(
+        review.body.len() < 200_000,
+        "the page carries the body: {} bytes",
+        review.body.len()
+    );
+    assert!(
+        review.body.contains("application/pdf") && review.body.contains("3.0 MiB"),
+        "type and size are shown"
+    );
+    let link = format!("/review/{id}/body");
+    assert!(review.body.contains(&link), "a download link");
+    let download = b.get(&link);
+    assert_eq!(download.status, 200);
+    assert!(
+        download.body.as_bytes() == pdf.as_slice(),
+        "the bytes as sent"
+    );
+    assert!(server.stop().success());
+}
+
+#[test]
+fn web_review_page_shows_large_bodies_by_size_on_sqlite() {
+    review_page_shows_large_bodies_by_size(TestDb::sqlite());
+}
+
+#[test]
+fn web_review_page_shows_large_bodies_by_size_on_postgres() {
+    review_page_shows_large_bodies_by_size(TestDb::postgres());
+}
+
 #[test]
 fn web_sign_in_sessions_csrf_and_throttling_on_sqlite() {
     sign_in_sessions_csrf_and_throttling(TestDb::sqlite());
@@ -421,7 +522,7 @@ fn in_a_browser(db: TestDb, name: &str) {
         "POST",
         "/v1/entities",
         Some(
-            json!({"name": "Browser Customer Ltd", "type": "IE:LTD", "fiscal_id": "IE6388047V", "address": {"country": "IE"}}),
+            json!({"name": "Browser Customer Ltd", "type": "IE:LTD", "fiscal_id": "IE6388047V", "address": {"lines": ["2 Quay St"], "city": "Dublin", "zipcode": "D01 F5P2", "country": "IE"}}),
         ),
     );
     assert_eq!(status, 201, "{customer}");
@@ -749,11 +850,22 @@ fn web_oidc_sign_in_on_postgres() {
 
 /// Behind a reverse proxy the public URL is HTTPS and `Host` may be rewritten:
 /// cookies are `Secure`, and a form sent from the public origin is accepted.
+/// With the proxy trusted, failed sign-ins count per forwarded client address.
 fn behind_a_proxy(db: TestDb) {
     let mut cmd = db.command(&["serve", "--bootstrap", "--no-mcp", "--email", OWNER]);
-    cmd.env("INVOICING_PUBLIC_URL", "https://invoicing.example");
+    cmd.env("INVOICING_PUBLIC_URL", "https://invoicing.example")
+        .env("INVOICING_TRUSTED_PROXIES", "127.0.0.0/8, ::1");
     let server = Server::start_command(cmd);
     let password = admin_password(&db, OWNER);
+    let mut guesser = Browser::new(&server.base);
+    guesser.forwarded_for = Some("203.0.113.5".into());
+    for _ in 0..5 {
+        assert_eq!(guesser.sign_in(OWNER, "guessing-wrong").status, 401);
+    }
+    assert_eq!(guesser.sign_in(OWNER, &password).status, 429);
+    let mut colleague = Browser::new(&server.base);
+    colleague.forwarded_for = Some("203.0.113.6".into());
+    assert_eq!(colleague.sign_in(OWNER, &password).status, 303);
     let mut b = Browser::new(&server.base);
     let form = b.get("/login");
     let csrf = Browser::csrf(&form);

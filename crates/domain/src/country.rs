@@ -42,6 +42,20 @@ impl CountryCode {
     }
 }
 
+/// The name of the country `code` (ISO 3166-1 alpha-2, any case) as printed on documents
+/// in `language` (Spanish for `es...`, English otherwise); `None` for an unknown code.
+pub fn name(code: &str, language: &str) -> Option<&'static str> {
+    let code = code.trim().to_ascii_uppercase();
+    let spanish = language
+        .get(..2)
+        .is_some_and(|l| l.eq_ignore_ascii_case("es"));
+    crate::country_names::NAMES
+        .binary_search_by(|(c, _, _)| (*c).cmp(code.as_str()))
+        .ok()
+        .and_then(|i| crate::country_names::NAMES.get(i))
+        .map(|(_, en, es)| if spanish { *es } else { *en })
+}
+
 impl fmt::Display for CountryCode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
@@ -61,5 +75,16 @@ mod tests {
         assert!(CountryCode::parse("XX").is_err());
         assert!(CountryCode::parse("ESP").is_err());
         assert_eq!(EU_MEMBERS.split(' ').count(), 27);
+    }
+
+    #[test]
+    fn names_every_country_in_english_and_spanish() {
+        assert_eq!(name("de", "en"), Some("Germany"));
+        assert_eq!(name("DE", "es_ES"), Some("Alemania"));
+        assert_eq!(name("XX", "en"), None);
+        for code in ISO_3166_ALPHA2.split(' ') {
+            assert!(name(code, "en").is_some(), "{code}");
+            assert!(name(code, "es").is_some(), "{code}");
+        }
     }
 }

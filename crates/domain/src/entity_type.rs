@@ -29,6 +29,14 @@ pub enum EntityTypeError {
     InvalidLegalForm(String),
 }
 
+/// Whether a stored type (`ES:SL`, `es-autonomo`) names Spain: the rule for Spanish issuers
+/// (VERI*FACTU, Spanish documents) in one place.
+pub fn is_spanish(entity_type: &str) -> bool {
+    entity_type
+        .get(..3)
+        .is_some_and(|p| p.eq_ignore_ascii_case("ES:") || p.eq_ignore_ascii_case("ES-"))
+}
+
 /// A country plus a legal form, e.g. `ES:SL`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct EntityType {

@@ -10,6 +10,7 @@
 
 pub mod bank;
 pub mod country;
+mod country_names;
 pub mod currency;
 pub mod entity_type;
 pub mod fiscal;

@@ -27,6 +27,12 @@ pub enum ReferenceFormatError {
     /// The format has more than 64 characters.
     #[error("is longer than 64 characters")]
     TooLong,
+    /// A control character (a line break, a tab...) or a double quote: references name
+    /// files and travel in headers (`Content-Disposition`), mail and XML.
+    #[error(
+        "contains {0}, which a reference may not contain (no control characters or double quotes)"
+    )]
+    ForbiddenCharacter(String),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,6 +82,9 @@ impl ReferenceFormat {
         }
         if source.chars().count() > 64 {
             return Err(ReferenceFormatError::TooLong);
+        }
+        if let Some(c) = source.chars().find(|c| c.is_control() || *c == '"') {
+            return Err(ReferenceFormatError::ForbiddenCharacter(format!("{c:?}")));
         }
         let mut segments = Vec::new();
         let mut literal = String::new();

@@ -72,17 +72,19 @@ async fn member_password(ctx: Context, job: Job) -> Result<(), JobError> {
         tracing::info!("no longer a member of the company; no password sent");
         return Ok(());
     };
-    let inviter = store::users::get(&mut conn, &p.invited_by)
+    // The inviter as this company knows them, never a name another company gave.
+    let inviter = store::members::get_by_user(&mut conn, &p.company_id, &p.invited_by)
         .await?
-        .map(|u| u.name)
-        .filter(|n| !n.is_empty());
+        .and_then(|m| m.name());
     drop(conn);
 
     let password = password::generate();
-    let for_hash = password.clone();
-    let hash = tokio::task::spawn_blocking(move || password::hash(&for_hash))
+    // The same bound as sign-ins: a burst of new members never runs more hashes
+    // at once than the process allows (busy: the job is retried later).
+    let hash = password::HashGate::shared()
+        .hash(&password)
         .await
-        .map_err(|e| JobError::Transient(anyhow::anyhow!("hashing stopped: {e}")))??;
+        .map_err(|e| JobError::Transient(anyhow::anyhow!("{e}")))?;
     let mut tx = ctx.db.begin_write().await?;
     let replaced =
         store::users::replace_password_hash(tx.conn(), &p.user_id, p.issued_hash.as_deref(), &hash)
@@ -123,7 +125,8 @@ async fn member_password(ctx: Context, job: Job) -> Result<(), JobError> {
 }
 
 /// `jobs.prune`: deletes finished jobs past their retention, expired idempotency keys,
-/// expired web sessions and day-old failed sign-ins, and, with an object store, objects
+/// expired web sessions and day-old sign-in attempt counters, marks AI audit entries that waited
+/// past their time `expired` (removing their held bodies), and, with an object store, objects
 /// that no file row names any more (deleted receipts and reports, rolled-back uploads)
 /// once they are a day old.
 async fn prune(ctx: Context, _job: Job) -> Result<(), JobError> {
@@ -139,6 +142,8 @@ async fn prune(ctx: Context, _job: Job) -> Result<(), JobError> {
     tracing::info!(deleted = n, "pruned finished jobs");
     let keys = store::idempotency::prune(&mut conn, now).await?;
     tracing::info!(deleted = keys, "pruned expired idempotency keys");
+    let expired = expire_ai_entries(&ctx, now).await?;
+    tracing::info!(bodies = expired, "expired AI audit entries past their time");
     let web = store::web::prune(&mut conn, now, now - DAY).await?;
     tracing::info!(
         deleted = web,
@@ -153,6 +158,24 @@ async fn prune(ctx: Context, _job: Job) -> Result<(), JobError> {
         );
     }
     Ok(())
+}
+
+/// Writes `expired` on pending AI audit entries past their time and deletes their body
+/// files in the same transaction; returns how many files were deleted. (The API refuses
+/// to approve such entries whether or not this has run.)
+async fn expire_ai_entries(ctx: &Context, now: i64) -> Result<usize, JobError> {
+    use store::files::FileStore as _;
+    let mut tx = ctx.db.begin_write().await?;
+    let due = store::audit::expire_due(tx.conn(), None, now).await?;
+    for (company, file) in &due {
+        ctx.db
+            .files()
+            .delete(tx.conn(), company, file)
+            .await
+            .map_err(JobError::Transient)?;
+    }
+    tx.commit().await?;
+    Ok(due.len())
 }
 
 /// A greeting name: the account's name, else the address's local part.

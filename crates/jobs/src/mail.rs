@@ -162,12 +162,18 @@ async fn write_eml(dir: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
     let context = |what: &str, e: std::io::Error| {
         anyhow::anyhow!("cannot {what} in the outbox {}: {e}", dir.display())
     };
-    tokio::fs::create_dir_all(dir)
+    // Owner-only: a mail may carry a generated password in clear text.
+    let owned = dir.to_owned();
+    tokio::task::spawn_blocking(move || store::private::create_dir_all(&owned))
         .await
+        .map_err(|e| anyhow::anyhow!("creating the outbox stopped: {e}"))?
         .map_err(|e| context("create the directory", e))?;
     let name = uuid::Uuid::new_v4();
     let temporary = dir.join(format!(".{name}.eml.tmp"));
-    let mut file = tokio::fs::File::create(&temporary)
+    let mut file = tokio::fs::OpenOptions::from(store::private::file_options())
+        .write(true)
+        .create_new(true)
+        .open(&temporary)
         .await
         .map_err(|e| context("create a message", e))?;
     let written = async {
@@ -203,5 +209,13 @@ mod tests {
         );
         let text = std::fs::read_to_string(outbox.join(&names[0])).unwrap();
         assert_eq!(text, "To: a@example.com\r\n\r\nHello");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            let mode =
+                |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode(&outbox), 0o700);
+            assert_eq!(mode(&outbox.join(&names[0])), 0o600);
+        }
     }
 }

@@ -117,9 +117,24 @@ fn input(
     let invoices = invoices
         .into_iter()
         .map(|i| {
-            let lines = serde_json::from_str(&i.lines_json).map_err(|e| {
-                JobError::Permanent(format!("invoice {} has unreadable lines: {e}", i.id))
-            })?;
+            let unreadable = |e: &dyn std::fmt::Display| {
+                JobError::Permanent(format!("invoice {} has an unreadable document: {e}", i.id))
+            };
+            let frame = document::stored::Frame {
+                id: i.id.clone(),
+                number: i.reference.clone().unwrap_or_default(),
+                yearly_number: i.invoice_number.unwrap_or_default(),
+                year: i.invoice_year.unwrap_or_default(),
+                issued_at: store::from_micros(i.issued_at),
+            };
+            let doc = document::stored::decode(
+                i.document_json
+                    .as_deref()
+                    .ok_or_else(|| unreadable(&"it has none (run `invoicing migrate`)"))?,
+                frame,
+            )
+            .map_err(|e| unreadable(&e))?;
+            let lines = doc.lines.iter().map(document::Line::to_domain).collect();
             Ok(reports::InvoiceIn {
                 recipient_id: i.recipient_id,
                 recipient_name: i.recipient_name,

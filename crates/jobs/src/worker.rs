@@ -155,10 +155,19 @@ impl Worker {
             self.record(&claimed, Outcome::Dead { error: &error }).await;
             return;
         }
+        let payload = match serde_json::from_str(&claimed.payload) {
+            Ok(p) => p,
+            Err(e) => {
+                // A stored payload that does not decode can never run: it is dead, loudly.
+                let error = format!("its stored payload does not decode: {e}");
+                self.record(&claimed, Outcome::Dead { error: &error }).await;
+                return;
+            }
+        };
         let job = Job {
             id: claimed.id.clone(),
             kind: claimed.kind.clone(),
-            payload: serde_json::from_str(&claimed.payload).unwrap_or(serde_json::Value::Null),
+            payload,
             company_id: claimed.company_id.clone(),
             attempt: claimed.attempts,
             max_attempts: claimed.max_attempts,

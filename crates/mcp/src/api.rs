@@ -1,9 +1,10 @@
 //! The MCP server's only way to data: HTTP requests to the invoicing API.
 //!
 //! Every request carries the MCP caller's own bearer token and
-//! `x-invoicing-source: mcp` (so AI audit entries record `source` = `mcp`),
-//! and never `X-Human-Proof`: headers are built here from scratch, nothing
-//! from the MCP client's request is copied through.
+//! `x-invoicing-source: mcp` with `x-invoicing-source-proof` (a value derived from
+//! the service's secret key, so the API believes the mark: AI audit entries record
+//! `source` = `mcp`), and never `X-Human-Proof`: headers are built here from scratch,
+//! nothing from the MCP client's request is copied through.
 
 use std::time::Duration;
 
@@ -17,6 +18,28 @@ use hyper_util::{
 
 /// Header that marks a request as forwarded by the MCP server.
 pub const SOURCE_HEADER: &str = "x-invoicing-source";
+/// Header that proves [`SOURCE_HEADER`] to the API (without it the mark is ignored).
+pub const SOURCE_PROOF_HEADER: &str = "x-invoicing-source-proof";
+
+/// The value of [`SOURCE_PROOF_HEADER`]: derived from the service's secret key by the
+/// `invoicing` binary (`api::auth::mcp_source_proof`); never printed.
+#[derive(Clone)]
+pub struct SourceProof(HeaderValue);
+
+impl SourceProof {
+    /// Wraps the proof; `None` when it cannot be sent as a header.
+    pub fn new(proof: &str) -> Option<Self> {
+        let mut value = HeaderValue::from_str(proof).ok()?;
+        value.set_sensitive(true);
+        Some(Self(value))
+    }
+}
+
+impl std::fmt::Debug for SourceProof {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SourceProof(..)")
+    }
+}
 
 /// How long one API request may take before the MCP server gives up on it.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
@@ -29,6 +52,7 @@ const MAX_RESPONSE_BYTES: usize = 64 * 1024 * 1024;
 pub struct ApiClient {
     base: String,
     http: Client<HttpConnector, Full<Bytes>>,
+    source_proof: Option<SourceProof>,
 }
 
 /// An API answer: its status and body.
@@ -126,7 +150,15 @@ impl ApiClient {
         Ok(Self {
             base: trimmed.to_owned(),
             http,
+            source_proof: None,
         })
+    }
+
+    /// The same client proving its `x-invoicing-source: mcp` mark with `proof`; without
+    /// one the API records its requests as source `api` (MCP tokens' as `mcp` anyway).
+    pub fn with_source_proof(mut self, proof: Option<SourceProof>) -> Self {
+        self.source_proof = proof;
+        self
     }
 
     /// The base URL requests go to.
@@ -157,6 +189,9 @@ impl ApiClient {
             .header(header::AUTHORIZATION, auth)
             .header(SOURCE_HEADER, "mcp")
             .header(header::ACCEPT, "application/json");
+        if let Some(SourceProof(proof)) = &self.source_proof {
+            builder = builder.header(SOURCE_PROOF_HEADER, proof.clone());
+        }
         let body = match json {
             Some(v) => {
                 builder = builder.header(header::CONTENT_TYPE, "application/json");

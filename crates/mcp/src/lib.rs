@@ -4,7 +4,7 @@
 //! checked by [`auth::require_token`] (the bearer token is asked of the API on
 //! every HTTP request), then served by [`server::InvoicingMcp`], which reads
 //! resources and forwards tool calls to the API with the caller's token and
-//! `x-invoicing-source: mcp`. Because the API's AI gate holds every write for
+//! `x-invoicing-source: mcp` (proved with [`McpConfig::source_proof`]). Because the API's AI gate holds every write for
 //! a person's approval, so does every MCP tool.
 //!
 //! The transport runs stateless (no `Mcp-Session-Id`, JSON answers, no
@@ -40,6 +40,10 @@ pub struct McpConfig {
     /// Host names (or `host:port`) accepted in the `Host` header, against DNS
     /// rebinding; `None` accepts any host (behind a proxy that checks it).
     pub allowed_hosts: Option<Vec<String>>,
+    /// Proves to the API that requests marked `x-invoicing-source: mcp` come from this
+    /// server (derived from the service's secret key); `None`: the mark is not believed
+    /// and entries of standard tokens are recorded as source `api`.
+    pub source_proof: Option<api::SourceProof>,
 }
 
 impl McpConfig {
@@ -60,7 +64,7 @@ impl McpConfig {
 
 /// The MCP router: `/mcp` behind the token check, and `/healthz` for load balancers.
 pub fn router(config: &McpConfig) -> anyhow::Result<Router> {
-    let api = api::ApiClient::new(&config.api_url)?;
+    let api = api::ApiClient::new(&config.api_url)?.with_source_proof(config.source_proof.clone());
     let handler = server::InvoicingMcp::new(api.clone());
     let mut transport = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)

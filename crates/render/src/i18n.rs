@@ -39,6 +39,19 @@ pub struct Labels {
     pub bic: &'static str,
     pub corrective: &'static str,
     pub notes: &'static str,
+    #[serde(skip)]
+    pub payment_terms: &'static str,
+    /// `{n}` is replaced by the number of days.
+    #[serde(skip)]
+    pub days: &'static str,
+    #[serde(skip)]
+    pub supply_date: &'static str,
+    #[serde(skip)]
+    pub period: &'static str,
+    #[serde(skip)]
+    pub buyer_reference: &'static str,
+    #[serde(skip)]
+    pub order_reference: &'static str,
     pub amounts_in: &'static str,
     #[serde(skip)]
     pub rate_frozen_on: &'static str,
@@ -59,7 +72,7 @@ static EN: Labels = Labels {
     issuer: "From",
     recipient: "Bill to",
     fiscal_id: "Tax ID",
-    vat_id: "VAT ID",
+    vat_id: "VAT number",
     columns: ["Description", "Quantity", "Unit price", "Tax", "Amount"],
     tax_breakdown: "Tax breakdown",
     tax_columns: ["Tax", "Base", "Amount"],
@@ -75,6 +88,12 @@ static EN: Labels = Labels {
     bic: "BIC",
     corrective: "Correction",
     notes: "Notes",
+    payment_terms: "Payment terms",
+    days: "{n} days from the issue date",
+    supply_date: "Date of supply",
+    period: "Period",
+    buyer_reference: "Your reference",
+    order_reference: "Purchase order",
     amounts_in: "Amounts in",
     rate_frozen_on: "rate frozen on",
     corrects: "Corrects invoice",
@@ -113,6 +132,12 @@ static ES: Labels = Labels {
     bic: "BIC",
     corrective: "Rectificación",
     notes: "Observaciones",
+    payment_terms: "Condiciones de pago",
+    days: "{n} días desde la fecha de expedición",
+    supply_date: "Fecha de la operación",
+    period: "Periodo",
+    buyer_reference: "Su referencia",
+    order_reference: "Pedido",
     amounts_in: "Importes en",
     rate_frozen_on: "tipo fijado el",
     corrects: "Rectifica la factura",

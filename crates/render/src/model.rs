@@ -57,6 +57,26 @@ pub struct InvoiceDocument {
     pub qr: Option<QrCode>,
     /// Free notes shown under the totals.
     pub notes: Option<String>,
+    /// What the law asks an invoice to state beyond the above: payment terms, the supply date
+    /// or period, the buyer's references.
+    #[serde(default)]
+    pub legal: LegalDetails,
+}
+
+/// The statements of an invoice beyond parties, lines and sums (VAT Directive art. 226,
+/// EN 16931), printed under the dates.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LegalDetails {
+    /// BT-10: the buyer's reference.
+    pub buyer_reference: Option<String>,
+    /// BT-13: the buyer's purchase order.
+    pub order_reference: Option<String>,
+    /// BT-72: when the goods or services were supplied.
+    pub delivery_date: Option<NaiveDate>,
+    /// BG-14: the period the invoice covers.
+    pub period: Option<(NaiveDate, NaiveDate)>,
+    /// BT-20: days to pay.
+    pub payment_terms_days: Option<i64>,
 }
 
 impl InvoiceDocument {

@@ -74,5 +74,6 @@ pub fn document() -> InvoiceDocument {
         post_typst: None,
         qr: None,
         notes: None,
+        legal: Default::default(),
     }
 }

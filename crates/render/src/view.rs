@@ -22,6 +22,8 @@ pub struct View<'a> {
     reference: String,
     issue_date: String,
     due_date: Option<String>,
+    /// Label and value of each statement of [`crate::model::LegalDetails`] the document makes.
+    details: Vec<[String; 2]>,
     issuer: PartyView,
     recipient: PartyView,
     currency: &'a str,
@@ -214,6 +216,7 @@ pub fn build<'a>(doc: &'a InvoiceDocument) -> Result<View<'a>, RenderError> {
             .unwrap_or_else(|| labels.draft_reference.to_owned()),
         issue_date: format::date(doc.issue_date, lang),
         due_date: doc.due_date.map(|d| format::date(d, lang)),
+        details: details(&doc.legal, labels, lang),
         issuer: party(&doc.issuer, labels),
         recipient: party(&doc.recipient, labels),
         currency: &doc.currency.code,
@@ -271,6 +274,39 @@ fn widest_cells(lines: &[[String; 5]]) -> Vec<Vec<String>> {
             best.into_iter().cloned().collect()
         })
         .collect()
+}
+
+/// The legal statements as label and value, in the order printed.
+fn details(legal: &crate::model::LegalDetails, labels: &Labels, lang: Lang) -> Vec<[String; 2]> {
+    let mut out = Vec::new();
+    if let Some(days) = legal.payment_terms_days {
+        out.push([
+            labels.payment_terms.to_owned(),
+            labels.days.replace("{n}", &days.to_string()),
+        ]);
+    }
+    if let Some(d) = legal.delivery_date {
+        out.push([labels.supply_date.to_owned(), format::date(d, lang)]);
+    }
+    if let Some((a, b)) = legal.period {
+        out.push([
+            labels.period.to_owned(),
+            format!(
+                "{} \u{2013} {}",
+                format::date(a, lang),
+                format::date(b, lang)
+            ),
+        ]);
+    }
+    for (label, value) in [
+        (labels.buyer_reference, &legal.buyer_reference),
+        (labels.order_reference, &legal.order_reference),
+    ] {
+        if let Some(v) = value.as_deref().filter(|v| !v.trim().is_empty()) {
+            out.push([label.to_owned(), v.to_owned()]);
+        }
+    }
+    out
 }
 
 fn total_row(label: &'static str, amount: String, strong: bool) -> TotalRow {

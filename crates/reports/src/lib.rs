@@ -18,7 +18,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 pub use figures::{CurrencyFigures, ExpenseIn, InvoiceIn};
-pub use locale::{Formats, normalize};
+pub use locale::{Formats, normalize, supported, supported_languages};
 
 /// Most locales one request may ask for.
 pub const MAX_LOCALES: usize = 10;
@@ -31,6 +31,13 @@ const TOP_CUSTOMERS: usize = 10;
 pub enum ReportError {
     #[error("`{0}` is not a locale: use a language tag such as `en`, `es`, `es_ES` or `es-MX`")]
     Locale(String),
+    #[error(
+        "the service has no number and date formats for `{0}`: use a language it has data for \
+         ({languages}), optionally with a region such as `es-MX` (report words are English or \
+         Spanish)",
+        languages = locale::supported_languages().join(", ")
+    )]
+    Unsupported(String),
     #[error("period_end must be after period_start")]
     Period,
     #[error(

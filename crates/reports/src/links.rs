@@ -26,6 +26,19 @@ impl SecretKey {
     }
 }
 
+impl SecretKey {
+    /// HMAC-SHA256 of `message` for another use than download links (say,
+    /// the web sign-in form's token), unpadded URL-safe base64. `purpose` keeps
+    /// the uses apart: what is signed is `purpose:{purpose}:{message}`, which no
+    /// download link (`report:...`) can equal.
+    pub fn sign_for(&self, purpose: &str, message: &str) -> String {
+        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.0)
+            .unwrap_or_else(|_| unreachable!("HMAC takes keys of any length"));
+        mac.update(format!("purpose:{purpose}:{message}").as_bytes());
+        URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes())
+    }
+}
+
 impl Default for SecretKey {
     /// A random key for this process: links it signs stop working when the process ends.
     fn default() -> Self {
@@ -52,6 +65,16 @@ fn mac(key: &SecretKey, report_id: &str, expires: i64) -> Hmac<Sha256> {
 /// The signature of a link to `report_id` valid until `expires` (Unix seconds).
 pub fn sign(key: &SecretKey, report_id: &str, expires: i64) -> String {
     URL_SAFE_NO_PAD.encode(mac(key, report_id, expires).finalize().into_bytes())
+}
+
+/// A value derived from the key for one purpose: HMAC-SHA256 over `derive:{label}` (never
+/// the form of a link's message), in unpadded URL-safe base64. Processes that share the
+/// key compute the same value; it reveals nothing of the key.
+pub fn derive(key: &SecretKey, label: &str) -> String {
+    let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&key.0)
+        .unwrap_or_else(|_| unreachable!("HMAC takes keys of any length"));
+    mac.update(format!("derive:{label}").as_bytes());
+    URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes())
 }
 
 /// Why a signed link is refused.

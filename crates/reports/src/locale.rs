@@ -33,6 +33,59 @@ pub fn normalize(tag: &str) -> Result<String, ReportError> {
     Ok(locale.to_string())
 }
 
+/// Parses a locale tag like [`normalize`] and checks that the service has data for it: its
+/// language must be one CLDR has date and number formats for (report words are English or
+/// Spanish; numbers and dates follow the locale). `zz`, say, would silently render with the
+/// root locale's formats (`2026 M01 15`), so it is refused ([`ReportError::Unsupported`]).
+pub fn supported(tag: &str) -> Result<String, ReportError> {
+    let canonical = normalize(tag)?;
+    let locale =
+        Locale::try_from_str(&canonical).map_err(|_| ReportError::Locale(tag.to_owned()))?;
+    if has_data(&locale) {
+        Ok(canonical)
+    } else {
+        Err(ReportError::Unsupported(tag.to_owned()))
+    }
+}
+
+/// A date as the locale writes it (medium length), if it can be formatted at all.
+fn sample_date(locale: &Locale) -> Option<String> {
+    let formatter =
+        FixedCalendarDateTimeFormatter::<Gregorian, YMD>::try_new(locale.into(), YMD::medium())
+            .ok()?;
+    let date = Date::try_new_gregorian(2026, 1, 15).ok()?;
+    Some(formatter.format(&date).write_to_string().into_owned())
+}
+
+/// Whether ICU4X's compiled data has formats of the locale's own language: asked for a
+/// language it has no data for, it falls back to the root locale, whose dates read
+/// `2026 M01 15` (no month names), which no language with data writes.
+fn has_data(locale: &Locale) -> bool {
+    static ROOT: std::sync::LazyLock<Option<String>> =
+        std::sync::LazyLock::new(|| sample_date(&Locale::UNKNOWN));
+    !locale.id.language.is_unknown()
+        && sample_date(locale).is_some_and(|own| Some(&own) != ROOT.as_ref())
+}
+
+/// The languages the service has data for ([`supported`]), sorted: every two- and
+/// three-letter language code with data of its own, found once by asking for each.
+pub fn supported_languages() -> &'static [String] {
+    static LANGUAGES: std::sync::LazyLock<Vec<String>> = std::sync::LazyLock::new(|| {
+        let letters = || b'a'..=b'z';
+        let two = letters().flat_map(|a| letters().map(move |b| vec![a, b]));
+        let three = letters()
+            .flat_map(|a| letters().flat_map(move |b| letters().map(move |c| vec![a, b, c])));
+        two.chain(three)
+            .filter_map(|code| String::from_utf8(code).ok())
+            .filter(|code| {
+                Locale::try_from_str(code)
+                    .is_ok_and(|l| l.id.language.as_str() == code && has_data(&l))
+            })
+            .collect()
+    });
+    &LANGUAGES
+}
+
 /// Formatters for one locale.
 pub struct Formats {
     /// The canonical tag, e.g. `es-MX`.
@@ -116,6 +169,23 @@ fn gregorian(date: NaiveDate) -> Option<Date<Gregorian>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn locales_without_data_are_refused_and_the_list_names_the_ones_with_data() {
+        assert_eq!(supported("es_ES").unwrap(), "es-ES");
+        assert_eq!(supported("en").unwrap(), "en");
+        assert_eq!(supported("de-DE").unwrap(), "de-DE");
+        assert!(matches!(supported("zz"), Err(ReportError::Unsupported(_))));
+        assert!(matches!(
+            supported("qaa-ES"),
+            Err(ReportError::Unsupported(_))
+        ));
+        let list = supported_languages();
+        for l in ["en", "es", "ca", "de", "fr", "pt"] {
+            assert!(list.iter().any(|x| x == l), "{l} in {list:?}");
+        }
+        assert!(!list.iter().any(|x| x == "zz"), "{list:?}");
+    }
 
     #[test]
     fn tags_are_normalized_and_garbage_refused() {

@@ -53,7 +53,7 @@ pub async fn bootstrap(
         Some(user) => user.id,
         None => {
             let local = req.email.split('@').next().unwrap_or(req.email);
-            crate::users::insert(conn, req.email, local, "en_US").await?
+            crate::users::insert(conn, req.email, local, "en_US", None).await?
         }
     };
     crate::users::add_membership(conn, &company_id, &user_id, "password").await?;

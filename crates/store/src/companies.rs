@@ -27,13 +27,32 @@ pub struct CompanyRow {
     pub proforma_reference_format: String,
     pub created_at: i64,
     pub updated_at: Option<i64>,
+    /// Days from issue to due date (BT-9), unless the recipient has its own.
+    pub payment_terms_days: i64,
+    /// Days after the due date on which unpaid invoices are reminded (JSON array).
+    pub reminder_days_json: String,
+    /// BT-34, `{"scheme","id"}` as JSON.
+    pub electronic_address_json: Option<String>,
+    /// BG-6: the contact person's name.
+    pub contact_name: Option<String>,
+}
+
+impl CompanyRow {
+    /// Whether the company issues under Spanish rules (VERI*FACTU, Spanish labels): its
+    /// type's country is `ES`.
+    pub fn is_spanish(&self) -> bool {
+        self.company_type
+            .as_deref()
+            .is_some_and(domain::entity_type::is_spanish)
+    }
 }
 
 const COLUMNS: &str = "id, name, fiscal_id, email, phone, company_type, address_json, is_settled, \
     currency_code, friendly_name, vies_vat_id, footer_invoice_typst, post_invoice_typst, \
     custom_placeholders_json, first_invoice_yearly_number, first_corrective_invoice_yearly_number, \
     invoice_reference_format, corrective_invoice_reference_format, proforma_reference_format, \
-    created_at, updated_at";
+    created_at, updated_at, payment_terms_days, reminder_days_json, electronic_address_json, \
+    contact_name";
 
 /// Loads one company.
 pub async fn get(conn: &mut AnyConnection, company_id: &str) -> sqlx::Result<Option<CompanyRow>> {
@@ -130,7 +149,8 @@ pub async fn update(conn: &mut AnyConnection, row: &CompanyRow) -> sqlx::Result<
          footer_invoice_typst = $12, post_invoice_typst = $13, custom_placeholders_json = $14, \
          first_invoice_yearly_number = $15, first_corrective_invoice_yearly_number = $16, \
          invoice_reference_format = $17, corrective_invoice_reference_format = $18, \
-         proforma_reference_format = $19, updated_at = $20 WHERE id = $1",
+         proforma_reference_format = $19, updated_at = $20, payment_terms_days = $21, \
+         reminder_days_json = $22, electronic_address_json = $23, contact_name = $24 WHERE id = $1",
     )
     .bind(&row.id)
     .bind(&row.name)
@@ -152,6 +172,10 @@ pub async fn update(conn: &mut AnyConnection, row: &CompanyRow) -> sqlx::Result<
     .bind(&row.corrective_invoice_reference_format)
     .bind(&row.proforma_reference_format)
     .bind(crate::now_micros())
+    .bind(row.payment_terms_days)
+    .bind(&row.reminder_days_json)
+    .bind(&row.electronic_address_json)
+    .bind(&row.contact_name)
     .execute(conn)
     .await?;
     Ok(())

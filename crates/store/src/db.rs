@@ -2,7 +2,10 @@
 
 use std::{
     str::FromStr,
-    sync::{Arc, Weak},
+    sync::{
+        Arc, Weak,
+        atomic::{AtomicI64, Ordering},
+    },
     time::Duration,
 };
 
@@ -89,11 +92,17 @@ impl Db {
             // connection is a file handle that cannot go stale. A PostgreSQL one can (a
             // server restart, a proxy's idle timeout), but only after sitting idle, so
             // only a connection idle for a second or more is pinged first; a dead one
-            // is dropped and another taken.
+            // is dropped and another taken. So is one that was already idle when a connection
+            // last failed ([`note_connection_error`]): when the server restarts or its
+            // connections are killed, every idle one is dead at once, and each would otherwise
+            // fail one request before the pool drops it.
             .test_before_acquire(false)
             .before_acquire(move |conn, meta| {
                 Box::pin(async move {
-                    if backend == Backend::Postgres && meta.idle_for >= Duration::from_secs(1) {
+                    if backend == Backend::Postgres
+                        && (meta.idle_for >= Duration::from_secs(1)
+                            || idle_since_connection_error(meta.idle_for))
+                    {
                         sqlx::Connection::ping(conn).await?;
                     }
                     Ok(true)
@@ -186,7 +195,22 @@ impl Db {
     /// On SQLite it waits for the in-process writer gate and starts with
     /// `BEGIN IMMEDIATE`, so a read-then-write transaction never fails to
     /// upgrade its lock; on PostgreSQL it is a plain `BEGIN`.
+    ///
+    /// A connection that turns out dead at `BEGIN` ([`is_connection_error`]) is retried once
+    /// on another: nothing of the transaction happened yet, and the next connection is
+    /// checked before it is handed out (see [`note_connection_error`]).
     pub async fn begin_write(&self) -> sqlx::Result<WriteTx> {
+        match self.try_begin_write().await {
+            Err(e) if is_connection_error(&e) => {
+                note_connection_error();
+                tracing::warn!(error = %e, "beginning a transaction failed on a lost connection; trying another");
+                self.try_begin_write().await
+            }
+            other => other,
+        }
+    }
+
+    async fn try_begin_write(&self) -> sqlx::Result<WriteTx> {
         let permit = match &self.write_gate {
             Some(gate) => Some(
                 gate.clone()
@@ -210,6 +234,47 @@ impl Db {
     pub async fn close(&self) {
         self.pool.close().await;
     }
+}
+
+/// When this process last saw a lost database connection (microseconds since the epoch; 0:
+/// never). Pooled PostgreSQL connections that were idle since then are pinged before use.
+static LAST_CONNECTION_ERROR: AtomicI64 = AtomicI64::new(0);
+
+/// Whether `e` means the connection itself failed or could not be had, rather than the
+/// statement: I/O and TLS errors, a pool timed out or closed, and the PostgreSQL classes
+/// "connection exception" (`08...`) and "operator intervention" shutdowns (`57P01`
+/// admin shutdown, as from `pg_terminate_backend`; `57P02` crash shutdown; `57P03` cannot
+/// connect now). Nothing was done by a statement that failed so: answering "try again"
+/// (a 503) is right, and a transaction that had not begun may be retried at once.
+pub fn is_connection_error(e: &sqlx::Error) -> bool {
+    match e {
+        sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::WorkerCrashed => true,
+        sqlx::Error::Database(db) => db
+            .code()
+            .is_some_and(|c| c.starts_with("08") || matches!(&*c, "57P01" | "57P02" | "57P03")),
+        _ => false,
+    }
+}
+
+/// Records that a connection was just found lost: from now on each pooled connection that
+/// was already idle is pinged before it is handed out, and a dead one is replaced, so one
+/// failure does not become one failed request per pooled connection.
+pub fn note_connection_error() {
+    LAST_CONNECTION_ERROR.fetch_max(crate::now_micros(), Ordering::Relaxed);
+}
+
+/// Whether a connection idle for `idle_for` was already idle when a connection last failed.
+fn idle_since_connection_error(idle_for: Duration) -> bool {
+    let last = LAST_CONNECTION_ERROR.load(Ordering::Relaxed);
+    if last == 0 {
+        return false;
+    }
+    let idle = i64::try_from(idle_for.as_micros()).unwrap_or(i64::MAX);
+    crate::now_micros().saturating_sub(idle) <= last
 }
 
 /// Checkpoints SQLite's log every [`CHECKPOINT_EVERY`] until the last clone of its `Db`
@@ -391,7 +456,8 @@ impl WriteTx {
     }
 }
 
-/// Makes sure the directory of a SQLite file exists and the file is created on first use.
+/// Makes sure the directory of a SQLite file exists (0700 when made here) and the file is
+/// created on first use (0600).
 fn prepare_sqlite_url(url: &str) -> anyhow::Result<String> {
     let rest = url
         .strip_prefix("sqlite://")
@@ -404,12 +470,19 @@ fn prepare_sqlite_url(url: &str) -> anyhow::Result<String> {
     if let Some(parent) = std::path::Path::new(path).parent()
         && !parent.as_os_str().is_empty()
     {
-        std::fs::create_dir_all(parent).map_err(|e| {
+        crate::private::create_dir_all(parent).map_err(|e| {
             anyhow::anyhow!(
                 "cannot create the database directory {}: {e}",
                 parent.display()
             )
         })?;
+    }
+    // Made here, owner-only, rather than by SQLite with the umask's mode: it holds every
+    // company's books. SQLite gives its `-wal` and `-shm` files the database file's mode.
+    let creates = !query.split('&').any(|p| p == "mode=ro" || p == "mode=rw");
+    if creates && !path.starts_with("file:") {
+        crate::private::touch(std::path::Path::new(path))
+            .map_err(|e| anyhow::anyhow!("cannot create the database file {path}: {e}"))?;
     }
     let query = if query.split('&').any(|p| p.starts_with("mode=")) {
         query.to_owned()

@@ -21,15 +21,20 @@ pub struct EntityRow {
     pub verifactu_json: Option<String>,
     pub created_at: i64,
     pub updated_at: Option<i64>,
+    /// Days from issue to due date for invoices to this entity (overrides the company's).
+    pub payment_terms_days: Option<i64>,
+    /// E-invoice settings (`{"format","endpoint","buyer_reference"}`) as JSON.
+    pub einvoice_json: Option<String>,
 }
 
 const COLUMNS: &str = "id, company_id, name, entity_type, country, fiscal_id, vies_vat_id, \
-    currency_code, email, language, address_json, template_json, verifactu_json, created_at, updated_at";
+    currency_code, email, language, address_json, template_json, verifactu_json, created_at, updated_at, \
+    payment_terms_days, einvoice_json";
 
 /// Stores a new entity.
 pub async fn insert(conn: &mut AnyConnection, e: &EntityRow) -> sqlx::Result<()> {
     sqlx::query(sqlx::AssertSqlSafe(format!(
-        "INSERT INTO entities ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"
+        "INSERT INTO entities ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)"
     )))
     .bind(&e.id)
     .bind(&e.company_id)
@@ -46,6 +51,8 @@ pub async fn insert(conn: &mut AnyConnection, e: &EntityRow) -> sqlx::Result<()>
     .bind(&e.verifactu_json)
     .bind(e.created_at)
     .bind(e.updated_at)
+    .bind(e.payment_terms_days)
+    .bind(&e.einvoice_json)
     .execute(conn)
     .await?;
     Ok(())
@@ -56,7 +63,8 @@ pub async fn update(conn: &mut AnyConnection, e: &EntityRow) -> sqlx::Result<()>
     sqlx::query(
         "UPDATE entities SET name = $3, entity_type = $4, country = $5, fiscal_id = $6, vies_vat_id = $7, \
          currency_code = $8, email = $9, language = $10, address_json = $11, template_json = $12, \
-         verifactu_json = $13, updated_at = $14 WHERE company_id = $1 AND id = $2",
+         verifactu_json = $13, updated_at = $14, payment_terms_days = $15, einvoice_json = $16 \
+         WHERE company_id = $1 AND id = $2",
     )
     .bind(&e.company_id)
     .bind(&e.id)
@@ -72,6 +80,8 @@ pub async fn update(conn: &mut AnyConnection, e: &EntityRow) -> sqlx::Result<()>
     .bind(&e.template_json)
     .bind(&e.verifactu_json)
     .bind(crate::now_micros())
+    .bind(e.payment_terms_days)
+    .bind(&e.einvoice_json)
     .execute(conn)
     .await?;
     Ok(())

@@ -231,7 +231,7 @@ impl ObjectFiles {
                 let dir = parsed.to_file_path().ok().with_context(|| {
                     format!("INVOICING_STORAGE_URL `{url}` is not an absolute file:// path")
                 })?;
-                std::fs::create_dir_all(&dir).with_context(|| {
+                crate::private::create_dir_all(&dir).with_context(|| {
                     format!("cannot create the storage directory {}", dir.display())
                 })?;
                 let fs = object_store::local::LocalFileSystem::new_with_prefix(&dir).with_context(

@@ -45,13 +45,18 @@ pub struct InvoiceRow {
     pub due_date: Option<i64>,
     /// Sum of recorded payments, kept in step with `invoice_payments`.
     pub paid_minor: i64,
+    /// The draft's legal details ([`DraftDetails`] as JSON).
+    pub details_json: String,
+    /// The issued invoice's typed document (`document::stored`), `None` for drafts.
+    pub document_json: Option<String>,
 }
 
 pub(crate) const COLUMNS: &str = "id, company_id, recipient_id, series, status, origin, supply_type, currency_code, \
     treatment, invoice_number, invoice_year, reference, issued_at, order_number, order_year, net_total, \
     tax_total, withholding_total, total, line_count, lines_json, custom_placeholder_values_json, \
     exchange_rates_json, bank_accounts_json, issuer_snapshot_json, recipient_snapshot_json, \
-    corrected_invoice_id, correction_reason, proforma_id, created_at, updated_at, due_date, paid_minor";
+    corrected_invoice_id, correction_reason, proforma_id, created_at, updated_at, due_date, paid_minor, \
+    details_json, document_json";
 
 /// Stores a new draft with the next draft number of its `order_year`, taken from the
 /// `draft` series of `document_counters` ([`crate::counters::next`]'s counter) by the same
@@ -65,14 +70,14 @@ pub(crate) const COLUMNS: &str = "id, company_id, recipient_id, series, status, 
 pub async fn insert_numbered_draft(conn: &mut AnyConnection, r: &InvoiceRow) -> sqlx::Result<i64> {
     let year = r.order_year.unwrap_or_default();
     let counter = "INSERT INTO document_counters (company_id, series, year, next_number) \
-         VALUES ($34, 'draft', $35, 2) ON CONFLICT (company_id, series, year) \
+         VALUES ($36, 'draft', $37, 2) ON CONFLICT (company_id, series, year) \
          DO UPDATE SET next_number = document_counters.next_number + 1";
     let postgres = conn.backend_name().eq_ignore_ascii_case("postgresql");
     let number = if postgres {
         "(SELECT number FROM counter)"
     } else {
         "(SELECT next_number - 1 FROM document_counters \
-          WHERE company_id = $34 AND series = 'draft' AND year = $35)"
+          WHERE company_id = $36 AND series = 'draft' AND year = $37)"
     };
     let values: Vec<String> = COLUMNS
         .split(',')
@@ -153,12 +158,14 @@ pub(crate) fn bind_row<'q>(
         .bind(r.updated_at)
         .bind(r.due_date)
         .bind(r.paid_minor)
+        .bind(&r.details_json)
+        .bind(&r.document_json)
 }
 
 /// Writes every mutable column of a draft back.
 pub async fn update(conn: &mut AnyConnection, r: &InvoiceRow) -> sqlx::Result<()> {
     let mut batch = Batch::new();
-    push_update(&mut batch, r, Update::Draft);
+    push_update(&mut batch, r, Update::Draft, crate::now_micros());
     batch.execute(conn).await
 }
 
@@ -208,17 +215,20 @@ pub async fn store_issued(
     }
     crate::dashboard::push_issue(conn, &mut batch, r).await?;
     // Last: the batch answers with what the last statement returns.
+    let stamp = crate::now_micros();
     push_update(
         &mut batch,
         r,
         Update::Issued {
             numbered_here: numbered_here.then_some(reference),
         },
+        stamp,
     );
     match batch.fetch_optional_row::<(i64, String)>(conn).await? {
         Some((number, reference)) => {
             r.invoice_number = Some(number);
             r.reference = Some(reference);
+            r.updated_at = Some(stamp);
             Ok(true)
         }
         None => Ok(false),
@@ -240,7 +250,7 @@ enum Update<'a> {
 
 /// The update of every mutable column (see [`Update`]). When the number is taken in the
 /// batch, it comes from the counter's row as the table `c` of one column `n`.
-fn push_update(batch: &mut Batch, r: &InvoiceRow, update: Update<'_>) {
+fn push_update(batch: &mut Batch, r: &InvoiceRow, update: Update<'_>, updated_at: i64) {
     // The number and reference: bound (`$8`, `$10`), or, when taken here, left unbound
     // (NULL) and read from the counter.
     let numbered_here = match update {
@@ -250,8 +260,8 @@ fn push_update(batch: &mut Batch, r: &InvoiceRow, update: Update<'_>) {
     let (number, reference, from) = match numbered_here {
         None => ("$8".to_owned(), "$10".to_owned(), String::new()),
         Some(parts) => {
-            // Past the update's own 28 parameters: the series, then the texts.
-            let mut param = 30;
+            // Past the update's own 30 parameters: the series, then the texts.
+            let mut param = 32;
             let parts: Vec<String> = parts
                 .iter()
                 .map(|p| match p {
@@ -266,7 +276,7 @@ fn push_update(batch: &mut Batch, r: &InvoiceRow, update: Update<'_>) {
                 "COALESCE($8, c.n)".to_owned(),
                 format!("COALESCE($10, {})", parts.join(" || ")),
                 " FROM (SELECT next_number - 1 AS n FROM document_counters \
-                 WHERE company_id = $1 AND series = $29 AND year = $9) AS c"
+                 WHERE company_id = $1 AND series = $31 AND year = $9) AS c"
                     .to_owned(),
             )
         }
@@ -286,12 +296,12 @@ fn push_update(batch: &mut Batch, r: &InvoiceRow, update: Update<'_>) {
          withholding_total = $16, total = $17, line_count = $18, lines_json = $19, \
          custom_placeholder_values_json = $20, exchange_rates_json = $21, bank_accounts_json = $22, \
          issuer_snapshot_json = $23, recipient_snapshot_json = $24, correction_reason = $25, \
-         updated_at = $26, due_date = $27{from}"
+         updated_at = $26, due_date = $27, details_json = $28, document_json = $29{from}"
     );
     let sql = if matches!(update, Update::Issued { .. }) {
         format!(
             "{sql} WHERE {DRAFT_BY_ID} AND (recipient_id = $3) IS TRUE \
-             AND COALESCE(updated_at, 0) = COALESCE($28, 0) RETURNING invoice_number, reference"
+             AND COALESCE(updated_at, 0) = COALESCE($30, 0) RETURNING invoice_number, reference"
         )
     } else {
         format!("{sql} WHERE company_id = $1 AND id = $2")
@@ -323,8 +333,10 @@ fn push_update(batch: &mut Batch, r: &InvoiceRow, update: Update<'_>) {
         .bind(r.issuer_snapshot_json.as_deref())
         .bind(r.recipient_snapshot_json.as_deref())
         .bind(r.correction_reason.as_deref())
-        .bind(crate::now_micros())
-        .bind(r.due_date);
+        .bind(updated_at)
+        .bind(r.due_date)
+        .bind(r.details_json.as_str())
+        .bind(r.document_json.as_deref());
     if let Update::Issued { .. } = update {
         batch.bind(r.updated_at);
     }
@@ -447,6 +459,81 @@ pub async fn delete_draft(
     )))
     .bind(company_id)
     .bind(id)
+    .execute(conn)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// What a draft says beyond its lines (EN 16931 BT-10, BT-13, BT-72, BT-73/74, BT-22),
+/// stored as one JSON value in `details_json`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DraftDetails {
+    /// BT-10: the buyer's reference.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buyer_reference: Option<String>,
+    /// BT-13: the buyer's purchase order reference.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order_reference: Option<String>,
+    /// BT-72: the delivery date.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delivery_date: Option<chrono::NaiveDate>,
+    /// BT-73: start of the invoicing period.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub period_start: Option<chrono::NaiveDate>,
+    /// BT-74: end of the invoicing period.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub period_end: Option<chrono::NaiveDate>,
+    /// BT-22: a free note.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notes: Option<String>,
+}
+
+impl DraftDetails {
+    /// The details stored as `text`; a value that does not decode is an error.
+    pub fn decode(text: &str) -> Result<Self, serde_json::Error> {
+        serde_json::from_str(text)
+    }
+
+    /// The stored text.
+    pub fn encode(&self) -> Result<String, serde_json::Error> {
+        serde_json::to_string(self)
+    }
+}
+
+/// Issued invoices whose document is still to be built from their snapshot columns
+/// (issued before documents existed), oldest first, after `after_id`.
+pub async fn without_document(
+    conn: &mut AnyConnection,
+    after_id: Option<&str>,
+    limit: i64,
+) -> sqlx::Result<Vec<InvoiceRow>> {
+    sqlx::query_as::<_, InvoiceRow>(sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM invoices WHERE status = 'issued' AND document_json IS NULL \
+         AND ($1 IS NULL OR id > $1) ORDER BY id LIMIT $2"
+    )))
+    .bind(after_id)
+    .bind(limit)
+    .fetch_all(conn)
+    .await
+}
+
+/// Stores the document built for an issued invoice from its snapshot columns, and empties
+/// those columns: from now on the document is the invoice's one content. `false` when the
+/// invoice already had one.
+pub async fn set_document(
+    conn: &mut AnyConnection,
+    id: &str,
+    document_json: &str,
+) -> sqlx::Result<bool> {
+    let done = sqlx::query(
+        "UPDATE invoices SET document_json = $2, lines_json = '[]', \
+         custom_placeholder_values_json = '[]', exchange_rates_json = '[]', \
+         bank_accounts_json = '[]', issuer_snapshot_json = NULL, recipient_snapshot_json = NULL \
+         WHERE id = $1 AND status = 'issued' AND document_json IS NULL",
+    )
+    .bind(id)
+    .bind(document_json)
     .execute(conn)
     .await?;
     Ok(done.rows_affected() == 1)

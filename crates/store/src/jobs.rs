@@ -10,7 +10,13 @@
 //!
 //! Every state change a worker makes is guarded by `locked_by`: a worker whose
 //! lease expired (and whose job was claimed again elsewhere) cannot overwrite
-//! the new owner's outcome. See `docs/JOBS.md`.
+//! the new owner's outcome.
+//!
+//! Claims are fair across companies ([`claim`]): a job's class ([`priority`]) comes first,
+//! so mail and tax submissions never wait behind report renders, and within a class each
+//! job has a turn ([`enqueue`]) that spaces one company's waiting jobs one turn apart, so
+//! a company with a large backlog takes turns with the others instead of going first.
+//! See `docs/JOBS.md`.
 
 use sqlx::AnyConnection;
 
@@ -33,6 +39,29 @@ pub mod kind {
     pub const VERIFACTU_SUBMIT: &str = "verifactu.submit";
     /// Asks whether the AEAT confirms declared powers of attorney (scheduled daily).
     pub const VERIFACTU_CHECK_AUTHORIZATION: &str = "verifactu.check_authorization";
+}
+
+/// Job classes: a lower class is always claimed first (see [`priority`]).
+pub mod class {
+    /// Mail and tax submissions: what a person or the tax authority is waiting for.
+    pub const URGENT: i64 = 0;
+    /// Maintenance and anything not named (daily checks, pruning, kinds of newer releases).
+    pub const ROUTINE: i64 = 1;
+    /// Report renders: long, many per request, and nobody is blocked on one in particular.
+    pub const BULK: i64 = 2;
+}
+
+/// The class of a job kind. Mail and VERI*FACTU submissions are never behind report
+/// renders, however many a company queued: one company's reports must not delay another
+/// company's password mail or its invoices reaching the AEAT.
+pub fn priority(kind: &str) -> i64 {
+    match kind {
+        kind::EMAIL_SEND | kind::MEMBER_PASSWORD | kind::REPORT_MAIL | kind::VERIFACTU_SUBMIT => {
+            class::URGENT
+        }
+        kind::REPORT_RENDER => class::BULK,
+        _ => class::ROUTINE,
+    }
 }
 
 /// Payload of [`kind::VERIFACTU_SUBMIT`].
@@ -131,6 +160,8 @@ pub struct NewJob {
     /// Microseconds since the epoch; not claimed before.
     pub run_at: i64,
     pub dedupe_key: Option<String>,
+    /// Its class ([`priority`] of the kind unless set otherwise); lower runs first.
+    pub priority: i64,
 }
 
 impl NewJob {
@@ -143,6 +174,7 @@ impl NewJob {
             max_attempts: DEFAULT_MAX_ATTEMPTS,
             run_at: crate::now_micros(),
             dedupe_key: None,
+            priority: priority(kind),
         }
     }
 
@@ -155,13 +187,32 @@ impl NewJob {
 
 /// Inserts a job on the caller's connection (inside its transaction); returns
 /// its id, or `None` when a job with the same `dedupe_key` already exists.
+///
+/// The job's turn in its class is the turn being served now (the latest turn of a running
+/// job of the class, else the earliest of a queued one), or one past the company's last
+/// queued job of the class when that is later: a company that queues a thousand jobs fills
+/// turns far ahead, and another company's job, queued after them, still gets the current
+/// turn and runs next. Computed in the insert itself, with three index lookups
+/// (`jobs_turns`, `jobs_company_turns`) whatever the length of the queue. A job without a
+/// company (daily maintenance) takes the turn being served. Two transactions enqueueing at
+/// once may compute the same turn: ties go to the older job.
 pub async fn enqueue(conn: &mut AnyConnection, job: &NewJob) -> sqlx::Result<Option<String>> {
     let id = crate::new_id();
     let now = crate::now_micros();
+    // `WHERE true`: SQLite needs a WHERE before an upsert's ON CONFLICT after a SELECT.
     let done = sqlx::query(
         "INSERT INTO jobs (id, kind, payload, company_id, status, attempts, max_attempts, run_at, \
-         dedupe_key, created_at, updated_at) \
-         VALUES ($1, $2, $3, $4, 'queued', 0, $5, $6, $7, $8, $8) \
+         dedupe_key, created_at, updated_at, priority, turn) \
+         SELECT $1, $2, $3, $4, 'queued', 0, $5, $6, $7, $8, $8, $9, \
+           CASE WHEN t.last IS NOT NULL AND t.last + 1 > t.serving THEN t.last + 1 \
+                ELSE t.serving END \
+         FROM (SELECT \
+           (SELECT MAX(turn) FROM jobs WHERE status = 'queued' AND priority = $9 \
+              AND company_id = $4) AS last, \
+           COALESCE((SELECT MAX(turn) FROM jobs WHERE status = 'running' AND priority = $9), \
+                    (SELECT MIN(turn) FROM jobs WHERE status = 'queued' AND priority = $9), \
+                    0) AS serving) t \
+         WHERE true \
          ON CONFLICT (dedupe_key) DO NOTHING",
     )
     .bind(&id)
@@ -172,9 +223,28 @@ pub async fn enqueue(conn: &mut AnyConnection, job: &NewJob) -> sqlx::Result<Opt
     .bind(job.run_at)
     .bind(job.dedupe_key.as_deref())
     .bind(now)
+    .bind(job.priority)
     .execute(conn)
     .await?;
     Ok((done.rows_affected() == 1).then_some(id))
+}
+
+/// Jobs of `kind` the company has queued or running (for caps on what one company may
+/// queue, such as report renders).
+pub async fn waiting_for_company(
+    conn: &mut AnyConnection,
+    company_id: &str,
+    kind: &str,
+) -> sqlx::Result<i64> {
+    sqlx::query_scalar(
+        "SELECT COUNT(*) FROM jobs WHERE status IN ('queued', 'running') AND priority = $1 \
+         AND company_id = $2 AND kind = $3",
+    )
+    .bind(priority(kind))
+    .bind(company_id)
+    .bind(kind)
+    .fetch_one(conn)
+    .await
 }
 
 /// A job as a worker holds it.
@@ -190,13 +260,16 @@ pub struct ClaimedJob {
 }
 
 /// Takes the next due job of one of `kinds` for `worker`, holding it until
-/// `lease_until` (microseconds). A job whose previous worker's lease expired
-/// is due again.
+/// `lease_until` (microseconds): the due job of the lowest class, and within it the
+/// earliest turn ([`enqueue`]), so companies take turns. A job whose previous worker's
+/// lease expired is first put back in line (at its old turn, so it comes early).
 ///
 /// PostgreSQL: the inner `SELECT ... FOR UPDATE SKIP LOCKED` passes over rows
 /// other workers are claiming, and re-checks the row it locks, so concurrent
 /// workers never take the same job. SQLite: the same statement without the
-/// locking clause, in a write transaction (one writer at a time).
+/// locking clause, in a write transaction (one writer at a time). Either way the
+/// statement walks the `jobs_turns` index in claim order and stops at the first due
+/// job of a kind it knows: no sort of the queue, however long.
 pub async fn claim(
     db: &Db,
     worker: &str,
@@ -207,24 +280,36 @@ pub async fn claim(
         return Ok(None);
     }
     let placeholders: Vec<String> = (0..kinds.len()).map(|i| format!("${}", i + 4)).collect();
-    let lock = match db.backend() {
-        Backend::Postgres => " FOR UPDATE SKIP LOCKED",
-        Backend::Sqlite => "",
+    // SQLite's planner would take `jobs_queue` for `run_at <= now` and sort every due job;
+    // it is told to walk `jobs_turns`, which is already in claim order.
+    let (index, lock) = match db.backend() {
+        Backend::Postgres => ("", " FOR UPDATE SKIP LOCKED"),
+        Backend::Sqlite => (" INDEXED BY jobs_turns", ""),
     };
     let sql = format!(
         "UPDATE jobs SET status = 'running', attempts = attempts + 1, locked_by = $1, \
          locked_until = $2, updated_at = $3 \
-         WHERE id = (SELECT id FROM jobs \
-           WHERE ((status = 'queued' AND run_at <= $3) OR (status = 'running' AND locked_until < $3)) \
-           AND kind IN ({}) ORDER BY run_at, id LIMIT 1{lock}) \
+         WHERE id = (SELECT id FROM jobs{index} \
+           WHERE status = 'queued' AND run_at <= $3 AND kind IN ({}) \
+           ORDER BY priority, turn, id LIMIT 1{lock}) \
          RETURNING id, kind, payload, company_id, attempts, max_attempts",
         placeholders.join(", ")
     );
+    let now = crate::now_micros();
     let mut tx = db.begin_write().await?;
+    // Leases that ran out: their workers died. Back in line, attempts kept (the claim
+    // counts another; a job whose workers keep dying is parked by the worker).
+    sqlx::query(
+        "UPDATE jobs SET status = 'queued', locked_by = NULL, locked_until = NULL, \
+         updated_at = $1 WHERE status = 'running' AND locked_until < $1",
+    )
+    .bind(now)
+    .execute(tx.conn())
+    .await?;
     let mut query = sqlx::query_as::<_, ClaimedJob>(sqlx::AssertSqlSafe(sql))
         .bind(worker)
         .bind(lease_until)
-        .bind(crate::now_micros());
+        .bind(now);
     for kind in kinds {
         query = query.bind(*kind);
     }

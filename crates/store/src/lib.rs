@@ -32,6 +32,7 @@ pub mod legal;
 pub mod members;
 pub mod password;
 pub mod payments;
+pub mod private;
 pub mod proformas;
 pub mod reports;
 pub mod tokens;

@@ -11,7 +11,8 @@ use sqlx::AnyConnection;
 pub struct MemberRow {
     pub user_id: String,
     pub email: String,
-    /// The account's own name (empty until an invited account has signed in).
+    /// The account's name as this company may see it: empty until an invited
+    /// account has signed in, and empty when another company gave the name.
     pub account_name: String,
     /// The company's name for the member, if set.
     pub display_name: Option<String>,
@@ -23,7 +24,22 @@ pub struct MemberRow {
     pub expires_at: Option<i64>,
 }
 
-const SELECT: &str = "SELECT m.user_id, u.email, u.name AS account_name, m.display_name, m.kind, \
+impl MemberRow {
+    /// The name this company shows for the member: its own, else the account's
+    /// (never one another company gave); `None` when there is neither.
+    pub fn name(&self) -> Option<String> {
+        self.display_name
+            .clone()
+            .filter(|n| !n.is_empty())
+            .or_else(|| Some(self.account_name.clone()).filter(|n| !n.is_empty()))
+    }
+}
+
+/// An account's name is shown to a company only when no company gave it (the
+/// person's own, from their identity provider) or this company did.
+const SELECT: &str = "SELECT m.user_id, u.email, \
+    CASE WHEN u.name_company_id IS NULL OR u.name_company_id = m.company_id THEN u.name \
+    ELSE '' END AS account_name, m.display_name, m.kind, \
     m.status, m.member_since, m.expires_at FROM memberships m JOIN users u ON u.id = m.user_id \
     WHERE m.company_id = $1";
 
@@ -53,6 +69,19 @@ pub async fn get_by_email(
     sqlx::query_as::<_, MemberRow>(sqlx::AssertSqlSafe(format!("{SELECT} AND u.email = $2")))
         .bind(company_id)
         .bind(email.trim().to_lowercase())
+        .fetch_optional(conn)
+        .await
+}
+
+/// The member of the company with this user id.
+pub async fn get_by_user(
+    conn: &mut AnyConnection,
+    company_id: &str,
+    user_id: &str,
+) -> sqlx::Result<Option<MemberRow>> {
+    sqlx::query_as::<_, MemberRow>(sqlx::AssertSqlSafe(format!("{SELECT} AND m.user_id = $2")))
+        .bind(company_id)
+        .bind(user_id)
         .fetch_optional(conn)
         .await
 }
@@ -168,7 +197,8 @@ pub async fn record_oauth_sign_in(
         .bind(user_id)
         .execute(&mut *conn)
         .await?;
-    sqlx::query("UPDATE users SET name = $2 WHERE id = $1 AND name = ''")
+    // The provider's name is the person's own: every company of theirs may see it.
+    sqlx::query("UPDATE users SET name = $2, name_company_id = NULL WHERE id = $1 AND name = ''")
         .bind(user_id)
         .bind(name)
         .execute(conn)

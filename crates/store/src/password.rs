@@ -1,4 +1,13 @@
 //! Generated passwords: drawn from the operating system's CSPRNG, stored only as argon2 hashes.
+//!
+//! One argon2 computation takes 19 MiB for its duration. Requests and jobs never
+//! call [`hash`] or [`verify`] directly: they go through a [`HashGate`] (the
+//! process-wide one is [`HashGate::shared`]), so however many sign-ins arrive at
+//! once, only a few hashes run at the same time.
+
+mod gate;
+
+pub use gate::{GateError, HashGate, Turn};
 
 use argon2::{
     Argon2,
@@ -21,6 +30,8 @@ pub fn generate() -> String {
 }
 
 /// The argon2id PHC string of `password` with a fresh random salt.
+///
+/// Blocking and memory-hungry: on request paths use [`HashGate::hash`].
 pub fn hash(password: &str) -> anyhow::Result<String> {
     let hashed: Result<PasswordHash, _> = Argon2::default().hash_password(password.as_bytes());
     hashed
@@ -29,6 +40,8 @@ pub fn hash(password: &str) -> anyhow::Result<String> {
 }
 
 /// Whether `password` matches the stored PHC string.
+///
+/// Blocking and memory-hungry: on request paths use [`HashGate::verify`].
 pub fn verify(password: &str, phc: &str) -> bool {
     Argon2::default()
         .verify_password(password.as_bytes(), phc)

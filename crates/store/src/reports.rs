@@ -171,8 +171,14 @@ pub struct ReportInvoice {
     pub tax_total: i64,
     pub withholding_total: i64,
     pub total: i64,
-    /// The stored lines (`domain::invoice::Line` as JSON), for the tax breakdown.
-    pub lines_json: String,
+    /// The invoice's number (in the row, outside its document).
+    pub reference: Option<String>,
+    /// The invoice's yearly number.
+    pub invoice_number: Option<i64>,
+    /// The invoice's fiscal year.
+    pub invoice_year: Option<i64>,
+    /// The issued invoice's document (`document::stored`), for the tax breakdown.
+    pub document_json: Option<String>,
 }
 
 /// Invoices of the company issued in `[start, end)`, corrective ones included, oldest first.
@@ -184,7 +190,8 @@ pub async fn invoices_in(
 ) -> sqlx::Result<Vec<ReportInvoice>> {
     sqlx::query_as::<_, ReportInvoice>(
         "SELECT i.id, i.recipient_id, e.name AS recipient_name, i.series, i.currency_code, \
-         i.issued_at, i.net_total, i.tax_total, i.withholding_total, i.total, i.lines_json \
+         i.issued_at, i.net_total, i.tax_total, i.withholding_total, i.total, i.reference, \
+         i.invoice_number, i.invoice_year, i.document_json \
          FROM invoices i JOIN entities e ON e.id = i.recipient_id \
          WHERE i.company_id = $1 AND i.status = 'issued' AND i.issued_at >= $2 AND i.issued_at < $3 \
          ORDER BY i.issued_at, i.id",

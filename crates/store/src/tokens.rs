@@ -170,3 +170,42 @@ pub async fn issue(
         created_at: crate::now_micros(),
     })
 }
+
+/// Why a token can no longer act, if it cannot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Standing {
+    /// Not revoked, and its user is an active, unexpired member of its company.
+    Active,
+    /// Revoked (or never a token of this company).
+    Revoked,
+    /// Its user is no longer an active member of the company (deactivated, expired or removed).
+    MemberInactive,
+}
+
+/// Whether a token of the company could still authenticate at `now`: the same conditions
+/// as [`authenticate`], by id (for replaying what the token asked for earlier).
+pub async fn standing(
+    conn: &mut AnyConnection,
+    company_id: &str,
+    token_id: &str,
+    now: i64,
+) -> sqlx::Result<Standing> {
+    let row: Option<(Option<i64>, Option<String>, Option<i64>)> = sqlx::query_as(
+        "SELECT t.revoked_at, m.status, m.expires_at FROM api_tokens t \
+         LEFT JOIN memberships m ON m.company_id = t.company_id AND m.user_id = t.user_id \
+         WHERE t.company_id = $1 AND t.id = $2",
+    )
+    .bind(company_id)
+    .bind(token_id)
+    .fetch_optional(conn)
+    .await?;
+    Ok(match row {
+        None | Some((Some(_), _, _)) => Standing::Revoked,
+        Some((None, Some(status), expires))
+            if status == "active" && expires.is_none_or(|e| e > now) =>
+        {
+            Standing::Active
+        }
+        Some((None, _, _)) => Standing::MemberInactive,
+    })
+}

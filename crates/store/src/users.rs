@@ -35,22 +35,26 @@ pub async fn find_by_email(conn: &mut AnyConnection, email: &str) -> sqlx::Resul
     .await
 }
 
-/// Creates a user and returns its id.
+/// Creates a user and returns its id. `named_by` is the company that gave the
+/// name, if one did: only that company is shown it (see `members`).
 pub async fn insert(
     conn: &mut AnyConnection,
     email: &str,
     name: &str,
     language: &str,
+    named_by: Option<&str>,
 ) -> sqlx::Result<String> {
     let id = crate::new_id();
     sqlx::query(
-        "INSERT INTO users (id, email, name, language, created_at) VALUES ($1, $2, $3, $4, $5)",
+        "INSERT INTO users (id, email, name, language, created_at, name_company_id) \
+         VALUES ($1, $2, $3, $4, $5, $6)",
     )
     .bind(&id)
     .bind(email.trim().to_lowercase())
     .bind(name)
     .bind(language)
     .bind(crate::now_micros())
+    .bind(named_by)
     .execute(conn)
     .await?;
     Ok(id)

@@ -1,5 +1,5 @@
 //! The web app's sign-in state: sessions (stored by the hash of their cookie),
-//! failed sign-ins for throttling, and people's own passwords.
+//! sign-in attempts for throttling, and people's own passwords.
 
 use sqlx::AnyConnection;
 
@@ -189,51 +189,66 @@ pub async fn companies_of(
     .await
 }
 
-/// Records a failed sign-in under `key_hash`.
-pub async fn record_failure(
+/// Counts one sign-in attempt under `key_hash` before its password is checked,
+/// and returns how many the key has in its current window, this one included.
+///
+/// One statement, so parallel attempts cannot all read the same count: each
+/// upsert takes the key's row (PostgreSQL row lock; SQLite's single writer) and
+/// sees the others' increments. A window opens at the first attempt after
+/// `window_start_after`; attempts refused for being over the limit count too,
+/// but never extend the window.
+pub async fn reserve_attempt(
     conn: &mut AnyConnection,
     key_hash: &str,
     now: i64,
-) -> sqlx::Result<()> {
-    sqlx::query("INSERT INTO web_sign_in_failures (id, key_hash, at) VALUES ($1, $2, $3)")
-        .bind(crate::new_id())
-        .bind(key_hash)
-        .bind(now)
-        .execute(conn)
-        .await?;
-    Ok(())
-}
-
-/// Failed sign-ins under `key_hash` since `since`.
-pub async fn count_failures(
-    conn: &mut AnyConnection,
-    key_hash: &str,
-    since: i64,
+    window_start_after: i64,
 ) -> sqlx::Result<i64> {
-    sqlx::query_scalar("SELECT COUNT(*) FROM web_sign_in_failures WHERE key_hash = $1 AND at >= $2")
-        .bind(key_hash)
-        .bind(since)
-        .fetch_one(conn)
-        .await
+    sqlx::query_scalar(
+        "INSERT INTO web_sign_in_attempts (key_hash, window_start, attempts) VALUES ($1, $2, 1) \
+         ON CONFLICT (key_hash) DO UPDATE SET \
+         attempts = CASE WHEN web_sign_in_attempts.window_start <= $3 THEN 1 \
+                    ELSE web_sign_in_attempts.attempts + 1 END, \
+         window_start = CASE WHEN web_sign_in_attempts.window_start <= $3 THEN $2 \
+                        ELSE web_sign_in_attempts.window_start END \
+         RETURNING attempts",
+    )
+    .bind(key_hash)
+    .bind(now)
+    .bind(window_start_after)
+    .fetch_one(conn)
+    .await
 }
 
-/// Forgets the failures under `key_hash` (after a successful sign-in).
-pub async fn clear_failures(conn: &mut AnyConnection, key_hash: &str) -> sqlx::Result<()> {
-    sqlx::query("DELETE FROM web_sign_in_failures WHERE key_hash = $1")
+/// Gives back an attempt reserved under `key_hash` that did not fail (the
+/// password was right, or it could not be checked right now).
+pub async fn release_attempt(conn: &mut AnyConnection, key_hash: &str) -> sqlx::Result<()> {
+    sqlx::query(
+        "UPDATE web_sign_in_attempts SET attempts = attempts - 1 \
+         WHERE key_hash = $1 AND attempts > 0",
+    )
+    .bind(key_hash)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Forgets the attempts under `key_hash` (after a successful sign-in).
+pub async fn clear_attempts(conn: &mut AnyConnection, key_hash: &str) -> sqlx::Result<()> {
+    sqlx::query("DELETE FROM web_sign_in_attempts WHERE key_hash = $1")
         .bind(key_hash)
         .execute(conn)
         .await?;
     Ok(())
 }
 
-/// Deletes expired sessions and failures older than `failures_before`.
+/// Deletes expired sessions and sign-in attempt windows opened before `failures_before`.
 pub async fn prune(conn: &mut AnyConnection, now: i64, failures_before: i64) -> sqlx::Result<u64> {
     let sessions = sqlx::query("DELETE FROM web_sessions WHERE expires_at <= $1")
         .bind(now)
         .execute(&mut *conn)
         .await?
         .rows_affected();
-    let failures = sqlx::query("DELETE FROM web_sign_in_failures WHERE at < $1")
+    let failures = sqlx::query("DELETE FROM web_sign_in_attempts WHERE window_start < $1")
         .bind(failures_before)
         .execute(&mut *conn)
         .await?
@@ -255,7 +270,9 @@ pub async fn requesters(
     company_id: &str,
 ) -> sqlx::Result<Vec<Requester>> {
     sqlx::query_as::<_, Requester>(
-        "SELECT u.id AS user_id, u.email, COALESCE(m.display_name, u.name) AS name \
+        "SELECT u.id AS user_id, u.email, COALESCE(NULLIF(m.display_name, ''), \
+         CASE WHEN u.name_company_id IS NULL OR u.name_company_id = m.company_id \
+         THEN u.name ELSE '' END) AS name \
          FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.company_id = $1",
     )
     .bind(company_id)

@@ -48,6 +48,14 @@ pub async fn fields(req: Request, state: &WebState) -> Result<HashMap<String, St
         .await
         .map(|f| f.0)
         .map_err(|e| {
+            if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                return error_page(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "This form is too large",
+                    "The form sent more data than this page takes. Shorten what you entered \
+                     and send it again.",
+                );
+            }
             error_page(
                 StatusCode::BAD_REQUEST,
                 "This form could not be read",

@@ -14,11 +14,14 @@
 #![allow(clippy::result_large_err)]
 
 pub mod client;
+pub mod client_ip;
 pub mod forms;
 pub mod json_view;
 pub mod oidc;
 pub mod pages;
+pub mod password_policy;
 pub mod session;
+pub mod throttle;
 
 use std::sync::Arc;
 
@@ -45,6 +48,11 @@ pub struct WebState {
     pub dummy_hash: Arc<String>,
     /// Sign-in through an OpenID Connect provider, when configured.
     pub oidc: Option<Arc<oidc::Oidc>>,
+    /// Bounds the argon2 computations of sign-ins and password changes
+    /// (the process-wide gate unless a test gives its own).
+    pub hash_gate: Arc<store::password::HashGate>,
+    /// Reverse proxies whose `Forwarded`/`X-Forwarded-For` name the client.
+    pub trusted_proxies: Arc<client_ip::TrustedProxies>,
 }
 
 impl WebState {
@@ -58,7 +66,22 @@ impl WebState {
             secure_cookies,
             dummy_hash: Arc::new(dummy_hash),
             oidc,
+            hash_gate: store::password::HashGate::shared(),
+            trusted_proxies: Arc::default(),
         })
+    }
+
+    /// The same, reading the client address of requests from these proxies
+    /// from their forwarding headers (`INVOICING_TRUSTED_PROXIES`).
+    pub fn with_trusted_proxies(mut self, proxies: client_ip::TrustedProxies) -> Self {
+        self.trusted_proxies = Arc::new(proxies);
+        self
+    }
+
+    /// The same, running password hashes through `gate` instead of the process-wide one.
+    pub fn with_hash_gate(mut self, gate: Arc<store::password::HashGate>) -> Self {
+        self.hash_gate = gate;
+        self
     }
 
     /// Where the identity provider sends people back.
@@ -75,19 +98,28 @@ pub fn router(state: WebState) -> Router {
     use pages::*;
     Router::new()
         .route("/", get(home))
-        .route("/login", get(login::form).post(login::submit))
-        .route("/login/oidc", get(login::oidc_start))
-        .route("/login/oidc/callback", get(login::oidc_callback))
+        // Forms read before anyone is signed in, or that run argon2, are small.
+        .route(
+            "/login",
+            get(login::form)
+                .post(login::submit)
+                .layer(DefaultBodyLimit::max(login::MAX_SIGN_IN_BODY)),
+        )
+        .route("/login/oidc", get(sso::oidc_start))
+        .route("/login/oidc/callback", get(sso::oidc_callback))
         .route("/logout", post(login::logout))
         .route(
             "/password",
-            get(login::password_form).post(login::password_submit),
+            get(password::password_form)
+                .post(password::password_submit)
+                .layer(DefaultBodyLimit::max(login::MAX_SIGN_IN_BODY)),
         )
         .route(
             "/companies",
             get(login::companies_form).post(login::companies_submit),
         )
         .route("/review", get(review::page))
+        .route("/review/{id}/body", get(review::body))
         .route("/review/{id}/approve", post(review::approve))
         .route("/review/{id}/reject", post(review::reject))
         .route("/tokens", get(tokens::page).post(tokens::create))

@@ -4,7 +4,9 @@
 //! database dump cannot be replayed as a session. Every form carries the
 //! session's synchronizer token, compared in constant time; a POST without it,
 //! or from another origin, is refused before anything runs. The sign-in form,
-//! which has no session yet, uses a double-submit cookie instead.
+//! which has no session yet, carries a token the server signed (HMAC with the
+//! service's secret key over a random nonce and an expiry), in a cookie and in
+//! the form alike: a made-up pair is refused before any password is hashed.
 
 use axum::{
     extract::{FromRequestParts, OptionalFromRequestParts},
@@ -19,8 +21,12 @@ use crate::{WebState, pages::error_page};
 
 /// Name of the session cookie.
 pub const SESSION_COOKIE: &str = "invoicing_session";
-/// Name of the sign-in form's double-submit cookie.
+/// Name of the sign-in form's token cookie.
 pub const LOGIN_CSRF_COOKIE: &str = "invoicing_login_csrf";
+/// How long a sign-in form's token is good for, in seconds.
+pub const LOGIN_FORM_SECS: i64 = 3600;
+/// What the sign-in form's tokens are signed for (keeps them apart from other signatures).
+const LOGIN_FORM_PURPOSE: &str = "web-sign-in-form";
 /// Name of the one-shot message cookie shown after a redirect.
 pub const FLASH_COOKIE: &str = "invoicing_flash";
 /// How long a session lasts from sign-in (no sliding renewal).
@@ -31,6 +37,45 @@ pub fn random_token() -> String {
     let mut bytes = [0u8; 32];
     rand::rngs::OsRng.fill_bytes(&mut bytes);
     URL_SAFE_NO_PAD.encode(bytes)
+}
+
+/// A new sign-in form token, `{nonce}.{expires}.{signature}`: a random nonce and
+/// an expiry (Unix seconds), signed with the service's secret key.
+pub fn login_form_token(state: &WebState) -> String {
+    let expires = state.api.now().timestamp() + LOGIN_FORM_SECS;
+    let signed = format!("{}.{expires}", random_token());
+    let signature = state
+        .api
+        .config
+        .secret_key
+        .sign_for(LOGIN_FORM_PURPOSE, &signed);
+    format!("{signed}.{signature}")
+}
+
+/// Whether a sign-in post carries, in its cookie and in its form alike, a
+/// token this service signed that has not expired.
+pub fn login_form_token_ok(state: &WebState, cookie: Option<&str>, field: Option<&str>) -> bool {
+    let (Some(cookie), Some(field)) = (cookie, field) else {
+        return false;
+    };
+    if !same_secret(cookie, field) {
+        return false;
+    }
+    let Some((signed, signature)) = cookie.rsplit_once('.') else {
+        return false;
+    };
+    let Some(expires) = signed
+        .split_once('.')
+        .and_then(|(_, e)| e.parse::<i64>().ok())
+    else {
+        return false;
+    };
+    let expected = state
+        .api
+        .config
+        .secret_key
+        .sign_for(LOGIN_FORM_PURPOSE, signed);
+    same_secret(&expected, signature) && state.api.now().timestamp() < expires
 }
 
 /// The value of cookie `name` in the request.
@@ -239,10 +284,60 @@ pub fn encode_next(path: &str) -> String {
         .collect()
 }
 
-/// The local path to go to after sign-in: only same-site paths are followed.
+/// The local path to go to after sign-in: `/`, or a path that starts with one
+/// `/` followed by neither `/` nor `\\` and has no control characters, also once
+/// percent-decoded (browsers drop tabs and newlines, so `/\t/evil.example`
+/// would lead to another host). Anything else becomes `/`. Characters outside
+/// ASCII are percent-encoded, so the result is always a valid `Location`.
 pub fn safe_next(next: Option<&str>) -> String {
-    match next {
-        Some(n) if n.starts_with('/') && !n.starts_with("//") && !n.contains('\\') => n.to_owned(),
-        _ => "/review".to_owned(),
+    let Some(next) = next else {
+        return "/".to_owned();
+    };
+    let decoded = percent_decode(next);
+    let local = |p: &[u8]| {
+        p == b"/"
+            || (p.first() == Some(&b'/') && !matches!(p.get(1), None | Some(b'/') | Some(b'\\')))
+    };
+    let clean = |p: &[u8]| !p.iter().any(|b| b.is_ascii_control());
+    if !(local(next.as_bytes()) && local(&decoded) && clean(next.as_bytes()) && clean(&decoded)) {
+        return "/".to_owned();
     }
+    next.bytes()
+        .map(|b| {
+            if b.is_ascii_graphic() {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
+/// `%XX` sequences decoded to bytes (others left as they are), repeatedly, so
+/// `%2509` is seen as the tab it becomes after two decodings.
+fn percent_decode(s: &str) -> Vec<u8> {
+    let mut current = s.as_bytes().to_vec();
+    for _ in 0..4 {
+        let mut out = Vec::with_capacity(current.len());
+        let mut i = 0;
+        while i < current.len() {
+            let hex = |b: u8| (b as char).to_digit(16);
+            match (current[i], current.get(i + 1), current.get(i + 2)) {
+                (b'%', Some(&h), Some(&l)) if hex(h).is_some() && hex(l).is_some() => {
+                    let (h, l) = (hex(h).unwrap_or(0), hex(l).unwrap_or(0));
+                    out.push((h * 16 + l) as u8);
+                    i += 3;
+                }
+                (b, _, _) => {
+                    out.push(b);
+                    i += 1;
+                }
+            }
+        }
+        if out == current {
+            break;
+        }
+        current = out;
+    }
+    current
 }

@@ -59,18 +59,38 @@ pub struct CompanyConfiguration {
     pub company_type: Option<String>,
     pub updated_at: Option<DateTime<Utc>>,
     pub vies_vat_id: Option<String>,
+    /// Days from the issue date to the due date (BT-9) unless the recipient has its own;
+    /// default 30.
+    pub payment_terms_days: i64,
+    /// Days after the due date on which an unpaid invoice is reminded; `[]`: no reminders.
+    pub reminder_days: Vec<i64>,
+    /// BT-34: the company's electronic address, e.g. `{"scheme":"9930","id":"DE987654328"}`
+    /// (needed by XRechnung and Peppol).
+    pub electronic_address: Option<crate::documents::ElectronicAddressView>,
+    /// BG-6: the contact person named on invoices (XRechnung needs one).
+    pub contact_name: Option<String>,
 }
 
-impl From<store::companies::CompanyRow> for CompanyConfiguration {
-    fn from(c: store::companies::CompanyRow) -> Self {
-        Self {
+impl CompanyConfiguration {
+    /// The configuration of a stored company; stored values that do not decode are errors.
+    pub fn of(c: store::companies::CompanyRow) -> ApiResult<Self> {
+        use crate::documents::parse;
+        Ok(Self {
             address: c
                 .address_json
                 .as_deref()
-                .and_then(|a| serde_json::from_str(a).ok())
+                .map(|a| parse("company address", a))
+                .transpose()?
                 .unwrap_or_default(),
-            custom_placeholders: serde_json::from_str(&c.custom_placeholders_json)
-                .unwrap_or_default(),
+            custom_placeholders: parse("company placeholders", &c.custom_placeholders_json)?,
+            payment_terms_days: c.payment_terms_days,
+            reminder_days: parse("company reminder days", &c.reminder_days_json)?,
+            electronic_address: c
+                .electronic_address_json
+                .as_deref()
+                .map(|a| parse("company electronic address", a))
+                .transpose()?,
+            contact_name: c.contact_name,
             id: c.id,
             name: c.name,
             fiscal_id: c.fiscal_id,
@@ -90,7 +110,41 @@ impl From<store::companies::CompanyRow> for CompanyConfiguration {
             company_type: c.company_type,
             updated_at: c.updated_at.map(ts),
             vies_vat_id: c.vies_vat_id,
-        }
+        })
+    }
+}
+
+/// Checks an electronic address (BT-34/BT-49): an EAS scheme code and an id.
+pub fn electronic_address(
+    field: &str,
+    a: crate::documents::ElectronicAddressView,
+) -> ApiResult<crate::documents::ElectronicAddressView> {
+    let scheme = a.scheme.trim().to_ascii_uppercase();
+    let known = (scheme.len() == 4 && scheme.bytes().all(|b| b.is_ascii_digit()))
+        || (scheme.len() == 2 && scheme.bytes().all(|b| b.is_ascii_uppercase()));
+    if !known {
+        return Err(ApiError::bad_request(format!(
+            "`{field}.scheme` must be a code of the EAS list: four digits (e.g. 9930 for a German \
+             VAT id, 0204 for a Leitweg-ID, 0088 for a GLN) or two letters (EM for e-mail)."
+        )));
+    }
+    let id = a.id.trim().to_owned();
+    if id.is_empty() || id.chars().count() > 100 || id.chars().any(char::is_control) {
+        return Err(ApiError::bad_request(format!(
+            "`{field}.id` must be 1 to 100 characters without control characters."
+        )));
+    }
+    Ok(crate::documents::ElectronicAddressView { scheme, id })
+}
+
+/// Checks payment terms in days: 0 (due on issue) to 365.
+pub fn payment_terms(field: &str, days: i64) -> ApiResult<i64> {
+    if (0..=365).contains(&days) {
+        Ok(days)
+    } else {
+        Err(ApiError::bad_request(format!(
+            "`{field}` must be between 0 and 365 days, got {days}."
+        )))
     }
 }
 
@@ -129,6 +183,14 @@ pub struct UpdateCompanyRequest {
     #[serde(default, deserialize_with = "double_option")]
     #[schema(value_type = Option<String>)]
     pub vies_vat_id: Option<Option<String>>,
+    pub payment_terms_days: Option<i64>,
+    pub reminder_days: Option<Vec<i64>>,
+    #[serde(default, deserialize_with = "crate::json::double_option")]
+    #[schema(value_type = Option<crate::documents::ElectronicAddressView>)]
+    pub electronic_address: Option<Option<crate::documents::ElectronicAddressView>>,
+    #[serde(default, deserialize_with = "crate::json::double_option")]
+    #[schema(value_type = Option<String>)]
+    pub contact_name: Option<Option<String>>,
     /// Read-only; ignored.
     #[schema(value_type = Option<String>)]
     pub id: Option<serde_json::Value>,
@@ -148,7 +210,7 @@ pub struct UpdateCompanyRequest {
     responses((status = 200, body = CompanyConfiguration), crate::openapi::ReadErrors))]
 pub async fn get_company(caller: Caller, mut db: DbConn) -> ApiResult<Json<CompanyConfiguration>> {
     let company = load(&mut db, &caller.company_id).await?;
-    Ok(Json(company.into()))
+    Ok(Json(CompanyConfiguration::of(company)?))
 }
 
 /// Changes the configuration; every field is checked before anything is written.
@@ -164,6 +226,7 @@ pub async fn update_company(
     // for up to seconds, and must not hold SQLite's single writer meanwhile.
     check_snippets(
         &state,
+        &caller.company_id,
         [
             (
                 "footerInvoiceTypst",
@@ -193,7 +256,8 @@ pub async fn update_company(
         let current: Option<Address> = c
             .address_json
             .as_deref()
-            .and_then(|a| serde_json::from_str(a).ok());
+            .map(|a| crate::documents::parse("company address", a))
+            .transpose()?;
         // Sending back the unchanged (possibly still incomplete) address is not an edit.
         if current.as_ref() != Some(&v) {
             c.address_json = Some(json(&v.validated("address")?)?);
@@ -283,9 +347,31 @@ pub async fn update_company(
     if let Some(v) = req.friendly_name {
         c.friendly_name = optional_text("friendlyName", v, 100)?;
     }
+    if let Some(v) = req.payment_terms_days {
+        c.payment_terms_days = payment_terms("paymentTermsDays", v)?;
+    }
+    if let Some(mut days) = req.reminder_days {
+        days.sort_unstable();
+        days.dedup();
+        if days.len() > 10 || days.iter().any(|d| !(1..=365).contains(d)) {
+            return Err(ApiError::bad_request(
+                "`reminderDays` takes at most 10 days, each between 1 and 365 (days after the \
+                 due date).",
+            ));
+        }
+        c.reminder_days_json = json(&days)?;
+    }
+    if let Some(v) = req.electronic_address {
+        c.electronic_address_json = v
+            .map(|a| electronic_address("electronicAddress", a).and_then(|a| json(&a)))
+            .transpose()?;
+    }
+    if let Some(v) = req.contact_name {
+        c.contact_name = optional_text("contactName", v, 100)?;
+    }
     store::companies::update(&mut conn, &c).await?;
     let fresh = load(&mut conn, &caller.company_id).await?;
-    Ok(Json(fresh.into()))
+    Ok(Json(CompanyConfiguration::of(fresh)?))
 }
 
 /// Completes the company's registration.
@@ -356,9 +442,12 @@ pub async fn complete_registration(
 /// Checks the snippets a request gives, named by their fields, before they are saved: one
 /// longer than [`render::MAX_SNIPPET_BYTES`] or that does not compile ([`check_snippet`]) is
 /// a 400 that names the field. Blank ones are not rendered, so not compiled. Also used for
-/// the snippets of entity templates.
+/// the snippets of entity templates. Each check takes one of `company_id`'s snippet slots
+/// ([`crate::render_gate`]), an AI caller's dry run too: one company saving looping snippets
+/// cannot take every slot.
 pub(crate) async fn check_snippets(
     state: &AppState,
+    company_id: &str,
     snippets: [(&str, render::SnippetSlot, Option<&str>); 2],
 ) -> ApiResult<()> {
     for (field, slot, snippet) in snippets {
@@ -370,7 +459,7 @@ pub(crate) async fn check_snippets(
             )));
         }
         if !snippet.trim().is_empty() {
-            check_snippet(state, field, slot, snippet).await?;
+            check_snippet(state, company_id, field, slot, snippet).await?;
         }
     }
     Ok(())
@@ -380,6 +469,7 @@ pub(crate) async fn check_snippets(
 /// says why (in a child process with a memory limit: [`crate::isolation`]).
 async fn check_snippet(
     state: &AppState,
+    company_id: &str,
     field: &str,
     slot: render::SnippetSlot,
     snippet: &str,
@@ -388,7 +478,12 @@ async fn check_snippet(
         slot,
         snippet: snippet.to_owned(),
     };
-    crate::isolation::run(state.config.snippet_runner.as_deref(), job, ())
+    let turn = state
+        .renders
+        .snippet(company_id)
+        .await
+        .map_err(ApiError::render_busy)?;
+    crate::isolation::run(state.config.snippet_runner.as_deref(), job, turn)
         .await?
         .map(drop)
         .map_err(|e| ApiError::bad_request(format!("`{field}` does not compile: {e}.")))
@@ -421,9 +516,11 @@ fn fiscal_id(field: &str, value: &str, c: &store::companies::CompanyRow) -> ApiR
         .and_then(|t| EntityType::parse(t).ok())
         .map(|t| t.country())
         .or_else(|| {
+            // An address that does not decode is not a country: checked as any text below
+            // (and reported by every reader of the address).
             c.address_json
                 .as_deref()
-                .and_then(|a| serde_json::from_str::<Address>(a).ok())
+                .and_then(|a| crate::documents::parse::<Address>("company address", a).ok())
                 .and_then(|a| domain::country::CountryCode::parse(&a.country).ok())
         });
     match country {

@@ -97,6 +97,14 @@ pub struct CreateEntityRequest {
     pub template: Option<EntityTemplate>,
     #[serde(default)]
     pub verifactu: Option<EntityVerifactu>,
+    /// Days from issue to due date on invoices to this entity (overrides the company's
+    /// `paymentTermsDays`).
+    #[serde(default)]
+    pub payment_terms_days: Option<i64>,
+    /// E-invoice settings: the format the entity receives, its electronic address (BT-49) and
+    /// the buyer reference (BT-10) copied into new drafts.
+    #[serde(default)]
+    pub einvoice: Option<crate::documents::EntityEinvoice>,
 }
 
 /// Changing an entity: any subset of the create fields.
@@ -119,6 +127,12 @@ pub struct UpdateEntityRequest {
     pub email: Option<Option<String>>,
     pub template: Option<EntityTemplate>,
     pub verifactu: Option<EntityVerifactu>,
+    #[serde(default, deserialize_with = "crate::json::double_option")]
+    #[schema(value_type = Option<i64>)]
+    pub payment_terms_days: Option<Option<i64>>,
+    #[serde(default, deserialize_with = "crate::json::double_option")]
+    #[schema(value_type = Option<crate::documents::EntityEinvoice>)]
+    pub einvoice: Option<Option<crate::documents::EntityEinvoice>>,
 }
 
 /// An entity.
@@ -143,23 +157,38 @@ pub struct Entity {
     pub created_at: DateTime<Utc>,
     #[serde(rename = "updatedAt")]
     pub updated_at: Option<DateTime<Utc>>,
+    /// Days from issue to due date on invoices to this entity; `null`: the company's.
+    pub payment_terms_days: Option<i64>,
+    /// E-invoice settings, if any.
+    pub einvoice: Option<crate::documents::EntityEinvoice>,
 }
 
-impl From<store::entities::EntityRow> for Entity {
-    fn from(e: store::entities::EntityRow) -> Self {
-        let is_business = EntityType::parse(&e.entity_type).is_ok_and(|t| {
-            domain::tax::is_business(e.fiscal_id.is_some(), e.vies_vat_id.is_some(), &t)
-        });
-        Self {
-            address: serde_json::from_str(&e.address_json).unwrap_or_default(),
+impl Entity {
+    /// The view of a stored entity; stored values that do not decode are errors.
+    pub fn of(e: store::entities::EntityRow) -> ApiResult<Self> {
+        use crate::documents::parse;
+        let ty = EntityType::parse(&e.entity_type)
+            .map_err(|err| crate::documents::corrupt("entity type", err))?;
+        let is_business =
+            domain::tax::is_business(e.fiscal_id.is_some(), e.vies_vat_id.is_some(), &ty);
+        Ok(Self {
+            address: parse("entity address", &e.address_json)?,
             template: e
                 .template_json
                 .as_deref()
-                .and_then(|t| serde_json::from_str(t).ok()),
+                .map(|t| parse("entity template", t))
+                .transpose()?,
             verifactu: e
                 .verifactu_json
                 .as_deref()
-                .and_then(|t| serde_json::from_str(t).ok()),
+                .map(|t| parse("entity VERI*FACTU settings", t))
+                .transpose()?,
+            einvoice: e
+                .einvoice_json
+                .as_deref()
+                .map(|t| parse("entity e-invoice settings", t))
+                .transpose()?,
+            payment_terms_days: e.payment_terms_days,
             id: e.id,
             name: e.name,
             entity_type: e.entity_type,
@@ -171,7 +200,7 @@ impl From<store::entities::EntityRow> for Entity {
             is_business,
             created_at: ts(e.created_at),
             updated_at: e.updated_at.map(ts),
-        }
+        })
     }
 }
 
@@ -191,7 +220,12 @@ pub async fn list_entities(
         limit + 1,
     )
     .await?;
-    Ok(Json(Page::from_rows(rows, limit, |r| &r.id, Entity::from)))
+    Ok(Json(Page::try_from_rows(
+        rows,
+        limit,
+        |r| &r.id,
+        Entity::of,
+    )?))
 }
 
 /// Creates an entity.
@@ -203,7 +237,7 @@ pub async fn create_entity(
     tx: Tx,
     ApiJson(req): ApiJson<CreateEntityRequest>,
 ) -> ApiResult<(StatusCode, Json<Entity>)> {
-    check_template_snippets(&state, req.template.as_ref()).await?;
+    check_template_snippets(&state, &caller, req.template.as_ref()).await?;
     let mut conn = tx.conn().await?;
     let now = store::now_micros();
     let mut row = store::entities::EntityRow {
@@ -222,10 +256,12 @@ pub async fn create_entity(
         verifactu_json: None,
         created_at: now,
         updated_at: None,
+        payment_terms_days: None,
+        einvoice_json: None,
     };
     apply(&mut conn, &caller.company_id, &mut row, req).await?;
     store::entities::insert(&mut conn, &row).await?;
-    Ok((StatusCode::CREATED, Json(row.into())))
+    Ok((StatusCode::CREATED, Json(Entity::of(row)?)))
 }
 
 /// One entity.
@@ -237,7 +273,9 @@ pub async fn get_entity(
     mut db: DbConn,
     Path(id): Path<String>,
 ) -> ApiResult<Json<Entity>> {
-    Ok(Json(load(&mut db, &caller.company_id, &id).await?.into()))
+    Ok(Json(Entity::of(
+        load(&mut db, &caller.company_id, &id).await?,
+    )?))
 }
 
 /// Changes an entity; every field is checked before anything is written.
@@ -251,10 +289,10 @@ pub async fn update_entity(
     Path(id): Path<String>,
     ApiJson(req): ApiJson<UpdateEntityRequest>,
 ) -> ApiResult<Json<Entity>> {
-    check_template_snippets(&state, req.template.as_ref()).await?;
+    check_template_snippets(&state, &caller, req.template.as_ref()).await?;
     let mut conn = tx.conn().await?;
     let mut row = load(&mut conn, &caller.company_id, &id).await?;
-    let current = Entity::from(row.clone());
+    let current = Entity::of(row.clone())?;
     let merged = CreateEntityRequest {
         name: req.name.unwrap_or(current.name),
         entity_type: req.entity_type.unwrap_or(current.entity_type),
@@ -265,10 +303,14 @@ pub async fn update_entity(
         email: req.email.unwrap_or(current.email),
         template: req.template.or(current.template),
         verifactu: req.verifactu.or(current.verifactu),
+        payment_terms_days: req.payment_terms_days.unwrap_or(current.payment_terms_days),
+        einvoice: req.einvoice.unwrap_or(current.einvoice),
     };
     apply(&mut conn, &caller.company_id, &mut row, merged).await?;
     store::entities::update(&mut conn, &row).await?;
-    Ok(Json(load(&mut conn, &caller.company_id, &id).await?.into()))
+    Ok(Json(Entity::of(
+        load(&mut conn, &caller.company_id, &id).await?,
+    )?))
 }
 
 /// Deletes an entity that no document names.
@@ -392,16 +434,57 @@ async fn apply(
         .map(|v| serde_json::to_string(&v).map_err(|e| ApiError::Internal(e.into())))
         .transpose()?;
     row.language = None;
+    row.payment_terms_days = req
+        .payment_terms_days
+        .map(|d| super::company::payment_terms("payment_terms_days", d))
+        .transpose()?;
+    row.einvoice_json = req
+        .einvoice
+        .map(einvoice_settings)
+        .transpose()?
+        .map(|e| serde_json::to_string(&e).map_err(|e| ApiError::Internal(e.into())))
+        .transpose()?;
     Ok(())
+}
+
+/// Checks an entity's e-invoice settings.
+fn einvoice_settings(
+    e: crate::documents::EntityEinvoice,
+) -> ApiResult<crate::documents::EntityEinvoice> {
+    let format = e
+        .format
+        .map(|f| f.trim().to_ascii_lowercase())
+        .filter(|f| !f.is_empty());
+    if let Some(f) = &format
+        && !crate::documents::EINVOICE_FORMATS.contains(&f.as_str())
+    {
+        return Err(ApiError::bad_request(format!(
+            "`einvoice.format` must be one of {}, got `{f}`.",
+            crate::documents::EINVOICE_FORMATS.join(", ")
+        )));
+    }
+    Ok(crate::documents::EntityEinvoice {
+        format,
+        endpoint: e
+            .endpoint
+            .map(|a| super::company::electronic_address("einvoice.endpoint", a))
+            .transpose()?,
+        buyer_reference: optional_text("einvoice.buyer_reference", e.buyer_reference, 200)?,
+    })
 }
 
 /// Checks the Typst snippets of a template given in a request the way the company's are
 /// ([`super::company::check_snippets`]), before the write transaction begins: a check takes
 /// a child process and up to seconds.
-async fn check_template_snippets(state: &AppState, t: Option<&EntityTemplate>) -> ApiResult<()> {
+async fn check_template_snippets(
+    state: &AppState,
+    caller: &Caller,
+    t: Option<&EntityTemplate>,
+) -> ApiResult<()> {
     let Some(t) = t else { return Ok(()) };
     super::company::check_snippets(
         state,
+        &caller.company_id,
         [
             (
                 "template.footer_typst",
@@ -423,7 +506,7 @@ fn template(
     mut t: EntityTemplate,
 ) -> ApiResult<EntityTemplate> {
     let defined: Vec<super::company::CustomPlaceholder> =
-        serde_json::from_str(&company.custom_placeholders_json).unwrap_or_default();
+        crate::documents::parse("company placeholders", &company.custom_placeholders_json)?;
     for (i, v) in t.placeholder_values.iter().enumerate() {
         if !defined.iter().any(|d| d.key == v.key) {
             return Err(ApiError::bad_request(format!(

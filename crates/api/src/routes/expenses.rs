@@ -4,7 +4,7 @@ use axum::{
     Json,
     body::Bytes,
     extract::{Path, Query, State},
-    http::{StatusCode, header},
+    http::{HeaderValue, StatusCode, header},
     response::{IntoResponse, Response},
 };
 use chrono::{DateTime, Utc};
@@ -121,11 +121,12 @@ pub struct Expense {
     pub updated_at: Option<DateTime<Utc>>,
 }
 
-impl From<store::expenses::ExpenseRow> for Expense {
-    fn from(e: store::expenses::ExpenseRow) -> Self {
+impl Expense {
+    /// The view of a stored expense; lines that do not decode are an error.
+    pub fn of(e: store::expenses::ExpenseRow) -> ApiResult<Self> {
         let lines: Vec<domain::invoice::Line> =
-            serde_json::from_str(&e.lines_json).unwrap_or_default();
-        Self {
+            crate::documents::parse(&format!("expense {} lines", e.id), &e.lines_json)?;
+        Ok(Self {
             lines: lines
                 .into_iter()
                 .map(|l| InvoiceLine::from_domain(l, "en"))
@@ -148,7 +149,7 @@ impl From<store::expenses::ExpenseRow> for Expense {
             total: e.total,
             created_at: ts(e.created_at),
             updated_at: e.updated_at.map(ts),
-        }
+        })
     }
 }
 
@@ -257,7 +258,12 @@ pub async fn list_expenses(
         limit + 1,
     )
     .await?;
-    Ok(Json(Page::from_rows(rows, limit, |r| &r.id, Expense::from)))
+    Ok(Json(Page::try_from_rows(
+        rows,
+        limit,
+        |r| &r.id,
+        Expense::of,
+    )?))
 }
 
 /// Records an expense.
@@ -296,7 +302,7 @@ pub async fn create_expense(
     store::expenses::insert(&mut conn, &row)
         .await
         .map_err(|e| duplicate(e, &row.invoice_reference))?;
-    Ok((StatusCode::CREATED, Json(row.into())))
+    Ok((StatusCode::CREATED, Json(Expense::of(row)?)))
 }
 
 /// One expense.
@@ -308,7 +314,9 @@ pub async fn get_expense(
     mut db: DbConn,
     Path(id): Path<String>,
 ) -> ApiResult<Json<Expense>> {
-    Ok(Json(load(&mut db, &caller.company_id, &id).await?.into()))
+    Ok(Json(Expense::of(
+        load(&mut db, &caller.company_id, &id).await?,
+    )?))
 }
 
 /// Changes an expense.
@@ -324,7 +332,7 @@ pub async fn update_expense(
 ) -> ApiResult<Json<Expense>> {
     let mut conn = tx.conn().await?;
     let mut row = load(&mut conn, &caller.company_id, &id).await?;
-    let current = Expense::from(row.clone());
+    let current = Expense::of(row.clone())?;
     let merged = CreateExpenseRequest {
         supplier_id: req.supplier_id.unwrap_or(current.supplier_id),
         invoice_reference: req.invoice_reference.unwrap_or(current.invoice_reference),
@@ -354,7 +362,9 @@ pub async fn update_expense(
     store::expenses::update(&mut conn, &row)
         .await
         .map_err(|e| duplicate(e, &row.invoice_reference))?;
-    Ok(Json(load(&mut conn, &caller.company_id, &id).await?.into()))
+    Ok(Json(Expense::of(
+        load(&mut conn, &caller.company_id, &id).await?,
+    )?))
 }
 
 /// Deletes an expense and its receipt.
@@ -444,7 +454,9 @@ pub async fn put_receipt(
     if let Some(old) = old {
         files.delete(&mut conn, &caller.company_id, &old).await?;
     }
-    Ok(Json(load(&mut conn, &caller.company_id, &id).await?.into()))
+    Ok(Json(Expense::of(
+        load(&mut conn, &caller.company_id, &id).await?,
+    )?))
 }
 
 /// Downloads the receipt with its type.
@@ -468,5 +480,27 @@ pub async fn get_receipt(
         .get(&mut db, &caller.company_id, &file_id)
         .await?
         .ok_or_else(|| ApiError::not_found("receipt"))?;
-    Ok(([(header::CONTENT_TYPE, file.content_type)], file.data).into_response())
+    let extension = match file.content_type.as_str() {
+        "application/pdf" => "pdf",
+        "image/png" => "png",
+        "image/jpeg" => "jpg",
+        "image/webp" => "webp",
+        _ => "bin",
+    };
+    let disposition = crate::views::content_disposition(
+        crate::views::Disposition::Inline,
+        &format!("receipt-{id}.{extension}"),
+    );
+    Ok((
+        [
+            (
+                header::CONTENT_TYPE,
+                HeaderValue::from_str(&file.content_type)
+                    .map_err(|e| ApiError::Internal(e.into()))?,
+            ),
+            (header::CONTENT_DISPOSITION, disposition),
+        ],
+        file.data,
+    )
+        .into_response())
 }

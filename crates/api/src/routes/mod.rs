@@ -34,6 +34,7 @@ pub fn v1() -> OpenApiRouter<AppState> {
         .routes(routes!(tokens::revoke_token))
         .routes(routes!(audit::list_entries))
         .routes(routes!(audit::get_entry))
+        .routes(routes!(audit::get_body))
         .routes(routes!(audit::approve_entry))
         .routes(routes!(audit::reject_entry))
         .routes(routes!(members::list_members, members::add_member))

@@ -57,16 +57,19 @@ pub struct Proforma {
     pub updated_at: Option<DateTime<Utc>>,
 }
 
-fn view(r: store::proformas::ProformaRow, lang: &str) -> Proforma {
-    let lines: Vec<domain::invoice::Line> = serde_json::from_str(&r.lines_json).unwrap_or_default();
-    Proforma {
+fn view(r: store::proformas::ProformaRow, lang: &str) -> ApiResult<Proforma> {
+    let what = |column: &str| format!("proforma {} {column}", r.id);
+    let lines: Vec<domain::invoice::Line> = crate::documents::parse(&what("lines"), &r.lines_json)?;
+    Ok(Proforma {
         lines: lines
             .into_iter()
             .map(|l| InvoiceLine::from_domain(l, lang))
             .collect(),
-        custom_placeholder_values: serde_json::from_str(&r.custom_placeholder_values_json)
-            .unwrap_or_default(),
-        exchange_rates: serde_json::from_str(&r.exchange_rates_json).unwrap_or_default(),
+        custom_placeholder_values: crate::documents::parse(
+            &what("placeholder values"),
+            &r.custom_placeholder_values_json,
+        )?,
+        exchange_rates: crate::documents::parse(&what("exchange rates"), &r.exchange_rates_json)?,
         id: r.id,
         reference: r.reference,
         number: r.number,
@@ -83,7 +86,7 @@ fn view(r: store::proformas::ProformaRow, lang: &str) -> Proforma {
         invoice_id: r.invoice_id,
         created_at: ts(r.created_at),
         updated_at: r.updated_at.map(ts),
-    }
+    })
 }
 
 fn apply(row: &mut store::proformas::ProformaRow, b: build::Built) -> ApiResult<()> {
@@ -137,12 +140,12 @@ pub async fn list_proformas(
         limit + 1,
     )
     .await?;
-    Ok(Json(Page::from_rows(
+    Ok(Json(Page::try_from_rows(
         rows,
         limit,
         |r| &r.id,
         |r| view(r, caller.language),
-    )))
+    )?))
 }
 
 /// Creates a proforma; its reference follows `proformaReferenceFormat`.
@@ -201,7 +204,7 @@ pub async fn create_proforma(
     };
     apply(&mut row, built)?;
     store::proformas::insert(&mut conn, &row).await?;
-    Ok((StatusCode::CREATED, Json(view(row, caller.language))))
+    Ok((StatusCode::CREATED, Json(view(row, caller.language)?)))
 }
 
 /// One proforma with its lines.
@@ -214,7 +217,7 @@ pub async fn get_proforma(
     Path(id): Path<String>,
 ) -> ApiResult<Json<Proforma>> {
     let row = load(&mut db, &caller.company_id, &id).await?;
-    Ok(Json(view(row, caller.language)))
+    Ok(Json(view(row, caller.language)?))
 }
 
 /// Changes a proforma (its reference stays).
@@ -230,7 +233,7 @@ pub async fn update_proforma(
     let mut conn = tx.conn().await?;
     let mut row = load(&mut conn, &caller.company_id, &id).await?;
     let company = invoices::company(&mut conn, &caller.company_id).await?;
-    let current = view(row.clone(), "en");
+    let current = view(row.clone(), "en")?;
     let input = DocumentInput {
         recipient_id: req.recipient_id.unwrap_or(current.recipient_id),
         lines: match req.lines {
@@ -247,10 +250,11 @@ pub async fn update_proforma(
     let built = build::build(&mut conn, &company, input).await?;
     apply(&mut row, built)?;
     store::proformas::update(&mut conn, &row).await?;
-    Ok(Json(view(
+    view(
         load(&mut conn, &caller.company_id, &id).await?,
         caller.language,
-    )))
+    )
+    .map(Json)
 }
 
 /// Deletes a proforma.
@@ -290,7 +294,7 @@ pub async fn invoice_proforma(
             proforma.reference
         )));
     }
-    let current = view(proforma.clone(), "en");
+    let current = view(proforma.clone(), "en")?;
     let req = CreateInvoiceRequest {
         recipient_id: current.recipient_id,
         lines: current.lines.iter().map(invoices::line_request).collect(),
@@ -300,6 +304,12 @@ pub async fn invoice_proforma(
         exchange_rates: current.exchange_rates,
         supply_type: Some(current.supply_type),
         due_date: None,
+        buyer_reference: None,
+        order_reference: None,
+        delivery_date: None,
+        period_start: None,
+        period_end: None,
+        notes: None,
     };
     let mut invoice = invoices::priced_draft(
         &mut conn,
@@ -316,7 +326,7 @@ pub async fn invoice_proforma(
     store::proformas::update(&mut conn, &proforma).await?;
     Ok((
         StatusCode::CREATED,
-        Json(invoices::view(invoice, caller.language)),
+        Json(invoices::view(invoice, caller.language, &state)?),
     ))
 }
 

@@ -8,7 +8,7 @@
 use axum::{
     Extension, Json,
     extract::{Path, Query, State},
-    http::{StatusCode, header},
+    http::{HeaderValue, StatusCode, header},
     response::{IntoResponse, Response},
 };
 use chrono::{DateTime, Utc};
@@ -24,6 +24,10 @@ use crate::{
     pagination::{ListParams, Page},
     views::ts,
 };
+
+/// `Retry-After` of a request refused because the company's report queue is full: about
+/// the time a few reports take to render.
+const REPORT_QUEUE_RETRY_AFTER_SECS: u64 = 30;
 
 /// The kinds of report.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, utoipa::ToSchema)]
@@ -61,8 +65,9 @@ pub struct CreateReportRequest {
     pub period_start: DateTime<Utc>,
     /// End of the period, exclusive (RFC 3339); after `period_start`, at most ten years later.
     pub period_end: DateTime<Utc>,
-    /// One report per locale (`en`, `es`, `es_ES`, `es-MX`...; at most 10). Omitted or empty:
-    /// one report in the requesting user's language.
+    /// One report per locale (`en`, `es`, `es_ES`, `es-MX`...; at most 10), each of a language
+    /// the service has number and date formats for. Omitted or empty: one report in the
+    /// requesting user's language.
     #[serde(default)]
     pub locales: Option<Vec<String>>,
 }
@@ -115,7 +120,9 @@ pub struct CreatedReports {
 
 /// Asks for a report in one or more locales; each is rendered in the background.
 #[utoipa::path(post, path = "/v1/reports", tag = "reports", request_body = CreateReportRequest,
-    responses((status = 201, body = CreatedReports), crate::openapi::WriteErrors))]
+    responses((status = 201, body = CreatedReports),
+        (status = 429, description = "The company has too many reports waiting to be rendered (`Retry-After` says when to ask again)", body = String, content_type = "text/plain"),
+        crate::openapi::WriteErrors))]
 pub async fn create_report(
     State(state): State<AppState>,
     caller: Caller,
@@ -142,7 +149,7 @@ pub async fn create_report(
     }
     let mut locales: Vec<String> = Vec::new();
     for tag in &requested {
-        let tag = reports::normalize(tag)
+        let tag = reports::supported(tag)
             .map_err(|e| ApiError::bad_request(format!("`locales`: {e}.")))?;
         if !locales.contains(&tag) {
             locales.push(tag);
@@ -153,7 +160,26 @@ pub async fn create_report(
             .await?
             .map(|u| u.language)
             .unwrap_or_default();
-        locales.push(reports::normalize(&language).unwrap_or_else(|_| "en".into()));
+        locales.push(reports::supported(&language).unwrap_or_else(|_| "en".into()));
+    }
+    // One company must not fill the render queue: its renders are fair-queued against the
+    // others' (docs/JOBS.md), but each queued report is work, memory and a stored PDF.
+    let queued = store::jobs::waiting_for_company(
+        &mut conn,
+        &caller.company_id,
+        store::jobs::kind::REPORT_RENDER,
+    )
+    .await?;
+    let cap = state.config.limits.max_queued_reports;
+    if queued.saturating_add(locales.len() as i64) > cap {
+        return Err(ApiError::TooManyRequests {
+            message: format!(
+                "The company already has {queued} reports waiting to be rendered, and at most \
+                 {cap} may wait at once; ask for these {} again once some are ready.",
+                locales.len()
+            ),
+            retry_after_secs: REPORT_QUEUE_RETRY_AFTER_SECS,
+        });
     }
     let now = state.now().timestamp_micros();
     let report_type = reports::ReportType::from(req.report_type).code();
@@ -312,12 +338,18 @@ pub async fn report_pdf(
     let name = format!("{}-{}.pdf", report.report_type, report.locale);
     Ok((
         [
-            (header::CONTENT_TYPE, "application/pdf".to_owned()),
+            (
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/pdf"),
+            ),
             (
                 header::CONTENT_DISPOSITION,
-                format!("inline; filename=\"{name}\""),
+                crate::views::content_disposition(crate::views::Disposition::Inline, &name),
             ),
-            (header::CACHE_CONTROL, "private, no-store".to_owned()),
+            (
+                header::CACHE_CONTROL,
+                HeaderValue::from_static("private, no-store"),
+            ),
         ],
         file.data,
     )

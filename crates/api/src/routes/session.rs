@@ -75,7 +75,8 @@ pub async fn get_session(caller: Caller, mut db: DbConn) -> ApiResult<Json<Curre
         company
             .address_json
             .as_deref()
-            .and_then(|a| serde_json::from_str(a).ok())
+            .map(|a| crate::documents::parse("company address", a))
+            .transpose()?
     } else {
         None
     };

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::{
     auth::{Caller, DbConn},
     error::{ApiError, ApiResult},
-    gate::Tx,
+    gate::{ShownOnce, Tx},
     json::ApiJson,
     pagination::{ListParams, Page},
     views::{required_text, ts},
@@ -107,13 +107,16 @@ pub async fn list_tokens(
 }
 
 /// Creates a token for the calling user in the calling company. Human only.
+///
+/// The answer carries the token and its human proof, shown only here: it is marked
+/// [`ShownOnce`], so an `Idempotency-Key` never stores or replays it.
 #[utoipa::path(post, path = "/v1/tokens", tag = "tokens", request_body = CreateTokenRequest,
     responses((status = 201, body = CreatedToken), crate::openapi::WriteErrors))]
 pub async fn create_token(
     caller: Caller,
     tx: Tx,
     ApiJson(req): ApiJson<CreateTokenRequest>,
-) -> ApiResult<(StatusCode, Json<CreatedToken>)> {
+) -> ApiResult<(StatusCode, ShownOnce, Json<CreatedToken>)> {
     caller.require_human()?;
     let description = required_text("description", &req.description, 200)?;
     let mut conn = tx.conn().await?;
@@ -127,6 +130,7 @@ pub async fn create_token(
     .await?;
     Ok((
         StatusCode::CREATED,
+        ShownOnce,
         Json(CreatedToken {
             id: issued.id,
             description,

@@ -19,6 +19,7 @@ const ROUTES: &[&str] = &[
     "DELETE /v1/tokens/{id}",
     "GET /v1/ai-audit",
     "GET /v1/ai-audit/{id}",
+    "GET /v1/ai-audit/{id}/body",
     "POST /v1/ai-audit/{id}/approve",
     "POST /v1/ai-audit/{id}/reject",
     "GET /v1/members",

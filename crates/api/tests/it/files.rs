@@ -68,7 +68,7 @@ async fn receipts_and_reports_in_an_object_store(engine: Engine) {
     let company = app.a.company_id.clone();
 
     let supplier = app
-        .entity(&app.a, json!({"name": "Supplies SL", "type": "ES:SL", "address": {"country": "ES"}, "currency_code": "EUR"}))
+        .entity(&app.a, json!({"name": "Supplies SL", "type": "ES:SL", "address": {"lines": ["Calle Mayor 1"], "city": "Madrid", "zipcode": "28013", "country": "ES"}, "currency_code": "EUR"}))
         .await;
     let expense = app
         .call(
@@ -140,27 +140,60 @@ async fn receipts_and_reports_in_an_object_store(engine: Engine) {
     let got = app.get(&receipt_path, As::Ai(&app.a)).await.expect(200);
     assert_eq!(got.body, pdf, "the current receipt survives the sweep");
 
-    // An AI caller's upload is held: nothing it wrote may stay, and the receipt is
-    // unchanged; whatever object its dry run left is an orphan the prune removes.
-    app.call_raw(
-        "PUT",
-        &receipt_path,
-        As::Ai(&app.a),
-        Some(b"%PDF-1.4 from the agent".to_vec()),
-        "application/octet-stream",
+    // An AI caller's upload is held: nothing its dry run wrote may stay, and the receipt
+    // is unchanged; whatever object its dry run left is an orphan the prune removes. The
+    // held body itself is a file (in the object store too) until the entry is decided.
+    let held = app
+        .call_raw(
+            "PUT",
+            &receipt_path,
+            As::Ai(&app.a),
+            Some(b"%PDF-1.4 from the agent".to_vec()),
+            "application/octet-stream",
+        )
+        .await
+        .expect(202)
+        .json();
+    let entry = held["auditEntryId"].as_str().unwrap().to_owned();
+    let (body_file,): (Option<String>,) =
+        sqlx::query_as("SELECT body_file_id FROM ai_audit_entries WHERE id = $1")
+            .bind(&entry)
+            .fetch_one(app.db.pool())
+            .await
+            .unwrap();
+    let body_file = body_file.expect("the held body is a file");
+    let rows: Vec<(String,)> = sqlx::query_as("SELECT id FROM files ORDER BY id")
+        .fetch_all(app.db.pool())
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), 2, "the dry run wrote no row: {rows:?}");
+    assert!(rows.iter().any(|(id,)| *id == body_file));
+    age(&store_dir, 2);
+    prune(&app).await;
+    assert_eq!(
+        objects(&store_dir).len(),
+        2,
+        "the dry run's orphan is swept, the held body is kept"
+    );
+    let got = app.get(&receipt_path, As::Ai(&app.a)).await.expect(200);
+    assert_eq!(got.body, pdf, "the held upload changed nothing");
+    // Once the entry is decided its body's row goes, and the sweep takes the object.
+    app.call(
+        "POST",
+        &format!("/v1/ai-audit/{entry}/reject"),
+        As::Human(&app.a),
+        None,
     )
     .await
-    .expect(202);
+    .expect(200);
     let rows: (i64,) = sqlx::query_as("SELECT COUNT(*) FROM files")
         .fetch_one(app.db.pool())
         .await
         .unwrap();
-    assert_eq!(rows.0, 1, "the held upload wrote no row");
+    assert_eq!(rows.0, 1, "only the receipt's row is left");
     age(&store_dir, 2);
     prune(&app).await;
     assert_eq!(objects(&store_dir).len(), 1);
-    let got = app.get(&receipt_path, As::Ai(&app.a)).await.expect(200);
-    assert_eq!(got.body, pdf, "the held upload changed nothing");
 
     let mut conn = app.db.pool().acquire().await.unwrap();
     // Bytes changed behind the service's back are refused, never served.

@@ -38,7 +38,7 @@ async fn fetched_at_issue(engine: Engine) {
     let customer = app
         .entity(
             &app.a,
-            json!({"name": "US Client", "type": "US:Inc", "address": {"country": "US"},
+            json!({"name": "US Client", "type": "US:Inc", "address": {"lines": ["1 Main St"], "city": "Springfield", "zipcode": "62701", "state": "IL", "country": "US"},
             "currency_code": "USD", "template": {"display_currencies": ["GBP"]}}),
         )
         .await;
@@ -111,7 +111,7 @@ async fn feed_down(engine: Engine) {
     let customer = app
         .entity(
             &app.a,
-            json!({"name": "US Client", "type": "US:Inc", "address": {"country": "US"},
+            json!({"name": "US Client", "type": "US:Inc", "address": {"lines": ["1 Main St"], "city": "Springfield", "zipcode": "62701", "state": "IL", "country": "US"},
             "currency_code": "USD"}),
         )
         .await;

@@ -51,7 +51,7 @@ db_test!(a_retried_post_is_answered_again_and_runs_once, |app| {
     assert_eq!(entity_count(&app, &app.a).await, 1);
 
     // The same key for another request: 409, nothing runs.
-    let other = json!({"name": "Other", "type": "IE:LTD", "address": {"country": "IE"}});
+    let other = json!({"name": "Other", "type": "IE:LTD", "address": {"lines": ["2 Quay St"], "city": "Dublin", "zipcode": "D01 F5P2", "country": "IE"}});
     let r = post(&app, &app.a, true, "k-1", "/v1/entities", &other)
         .await
         .expect(409);
@@ -87,7 +87,7 @@ db_test!(
     a_failed_request_stores_nothing_and_may_be_retried_with_its_key,
     |app| {
         let before = app.fingerprint().await;
-        let bad = json!({"name": "No type", "address": {"country": "IE"}});
+        let bad = json!({"name": "No type", "address": {"lines": ["2 Quay St"], "city": "Dublin", "zipcode": "D01 F5P2", "country": "IE"}});
         post(&app, &app.a, true, "k-2", "/v1/entities", &bad)
             .await
             .expect(400);

@@ -559,7 +559,7 @@ db_test!(list_filters_and_pages, |app| {
     let other = app
         .entity(
             &app.a,
-            json!({"name": "Other", "type": "US:Inc", "address": {"country": "US"}}),
+            json!({"name": "Other", "type": "US:Inc", "address": {"lines": ["1 Main St"], "city": "Springfield", "zipcode": "62701", "state": "IL", "country": "US"}}),
         )
         .await;
     app.set_time("2026-05-01T12:00:00Z");
@@ -830,7 +830,7 @@ db_test!(spanish_corrections_carry_the_reason, |app| {
         .entity(
             &app.a,
             json!({"name": "Cliente SL", "type": "ES:SL", "fiscal_id": "B12345674",
-        "address": {"country": "ES"}}),
+        "address": {"lines": ["Calle Mayor 1"], "city": "Madrid", "zipcode": "28013", "country": "ES"}}),
         )
         .await;
     let d = app
@@ -994,14 +994,14 @@ db_test!(tax_prefill_writes_nothing_and_answers_ai_directly, |app| {
         .entity(
             &app.a,
             json!({"name": "Kunde GmbH", "type": "DE:GmbH", "vies_vat_id": "DE136695976",
-        "address": {"country": "DE"}}),
+        "address": {"lines": ["Hauptstraße 5"], "city": "Berlin", "zipcode": "10115", "country": "DE"}}),
         )
         .await;
     let us = app
         .entity(
             &app.a,
             json!({"name": "Client Inc", "type": "US:Inc", "fiscal_id": "12-3456789",
-        "address": {"country": "US"}}),
+        "address": {"lines": ["1 Main St"], "city": "Springfield", "zipcode": "62701", "state": "IL", "country": "US"}}),
         )
         .await;
     let before = app.fingerprint().await;

@@ -208,7 +208,7 @@ db_test!(default_account_survives_concurrent_switches, |app| {
 });
 
 async fn supplier(app: &TestApp) -> String {
-    app.entity(&app.a, json!({"name": "Supplies SL", "type": "ES:SL", "address": {"country": "ES"}, "currency_code": "EUR"})).await
+    app.entity(&app.a, json!({"name": "Supplies SL", "type": "ES:SL", "address": {"lines": ["Calle Mayor 1"], "city": "Madrid", "zipcode": "28013", "country": "ES"}, "currency_code": "EUR"})).await
 }
 
 fn expense(supplier: &str, reference: &str) -> Value {
@@ -539,7 +539,7 @@ db_test!(payments_and_statuses, |app| {
 db_test!(dashboard_matches_hand_computed_figures, |app| {
     app.settle(&app.a).await;
     let c1 = app.entity(&app.a, irish_customer()).await;
-    let c2 = app.entity(&app.a, json!({"name": "US Co", "type": "US:Inc", "address": {"country": "US"}, "currency_code": "USD"})).await;
+    let c2 = app.entity(&app.a, json!({"name": "US Co", "type": "US:Inc", "address": {"lines": ["1 Main St"], "city": "Springfield", "zipcode": "62701", "state": "IL", "country": "US"}, "currency_code": "USD"})).await;
     let s = supplier(&app).await;
     // Issue in several months and currencies (net amounts; IE VAT is excluded from revenue).
     for (when, to, currency, net) in [

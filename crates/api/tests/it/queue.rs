@@ -396,12 +396,11 @@ db_test!(
             .unwrap();
         }
         let mut conn = app.db.pool().acquire().await.unwrap();
-        store::web::record_failure(&mut conn, "old", now - 2 * day)
-            .await
-            .unwrap();
-        store::web::record_failure(&mut conn, "recent", now)
-            .await
-            .unwrap();
+        for (key, at) in [("old", now - 2 * day), ("recent", now)] {
+            store::web::reserve_attempt(&mut conn, key, at, at - 3600 * 1_000_000)
+                .await
+                .unwrap();
+        }
         drop(conn);
         w.run_until_idle().await.unwrap();
         let sessions: Vec<String> = sqlx::query_scalar("SELECT id_hash FROM web_sessions")
@@ -409,7 +408,7 @@ db_test!(
             .await
             .unwrap();
         assert_eq!(sessions, ["live"]);
-        let failures: Vec<String> = sqlx::query_scalar("SELECT key_hash FROM web_sign_in_failures")
+        let failures: Vec<String> = sqlx::query_scalar("SELECT key_hash FROM web_sign_in_attempts")
             .fetch_all(app.db.pool())
             .await
             .unwrap();

@@ -253,6 +253,9 @@ impl TestApp {
                 secret_key: test_secret(),
                 rate_limit_per_minute: None,
                 snippet_runner: None,
+                limits: api::Limits::default(),
+                signature_trust: crate::verifactu::test_trust(),
+                ai_queue: api::gate::QueueLimits::default(),
             },
         )
         .with_clock(Arc::new(move || {
@@ -369,7 +372,7 @@ impl TestApp {
             "files",
             "idempotency_keys",
             "web_sessions",
-            "web_sign_in_failures",
+            "web_sign_in_attempts",
             "dashboard_daily_revenue",
             "dashboard_customer_revenue",
             "dashboard_customer_firsts",
@@ -567,6 +570,28 @@ impl TestApp {
                 ..ApiConfig::default()
             },
         ))
+    }
+}
+
+impl TestApp {
+    /// The same service (database, clock) with other limits on the AI review queue: a
+    /// second router, to put in `self.router`.
+    pub fn with_queue_limits(&self, limits: api::gate::QueueLimits) -> Router {
+        let read = self.clock.clone();
+        api::app(
+            AppState::new(
+                self.db.clone(),
+                ApiConfig {
+                    public_url: "http://invoicing.test".into(),
+                    secret_key: test_secret(),
+                    ai_queue: limits,
+                    ..ApiConfig::default()
+                },
+            )
+            .with_clock(Arc::new(move || {
+                read.lock().unwrap().unwrap_or_else(Utc::now)
+            })),
+        )
     }
 }
 

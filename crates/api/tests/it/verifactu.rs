@@ -1,13 +1,41 @@
 //! VERI*FACTU wiring: authorization, records chained at issue, XML valid against the AEAT XSD.
 
+use pdfsig::testing::{CertSpec, SignOptions, TestCa};
 use serde_json::{Value, json};
 
 use crate::support::*;
 
 pub const CIF: &str = "B12345674";
 
-/// A minimal PDF with a signature dictionary that names `id` inside a Flate stream.
+/// The CA every test app trusts for signed authorization documents (with the shipped
+/// Spanish roots), one per test process.
+pub fn test_ca() -> &'static TestCa {
+    static CA: std::sync::LazyLock<TestCa> =
+        std::sync::LazyLock::new(|| TestCa::root("Invoicing Test Root"));
+    &CA
+}
+
+/// The trust store of the test apps: the shipped Spanish roots and [`test_ca`].
+pub fn test_trust() -> api::signature_trust::TrustStore {
+    api::signature_trust::trust_store(true, Some(("test CA", test_ca().pem().as_bytes()))).unwrap()
+}
+
+/// What an authorization document says.
+pub fn authorization_text(id: &str) -> String {
+    format!("Autorizo a Invoicing a remitir los registros VERI*FACTU de NIF {id}")
+}
+
+/// An authorization document really signed (PAdES) by a representative of the entity `id`,
+/// with a certificate of the trusted test CA.
 pub fn signed_pdf(id: &str) -> Vec<u8> {
+    test_ca()
+        .issue(CertSpec::representative("12345678Z", id))
+        .sign_pdf(&authorization_text(id), &SignOptions::default())
+}
+
+/// What the upload used to accept: a PDF with the words of a signature and the fiscal id
+/// inside a Flate stream, and no signature at all.
+pub fn fake_signed_pdf(id: &str) -> Vec<u8> {
     use std::io::Write;
     let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
     z.write_all(format!("BT (Autorizo VERI*FACTU para NIF {id}) Tj ET").as_bytes())
@@ -65,6 +93,7 @@ db_test!(authorization_lifts_the_issue_block, |app| {
     for (bytes, why) in [
         (b"not a pdf".to_vec(), "PDF"),
         (b"%PDF-1.7\n(B12345674)\n%%EOF".to_vec(), "signature"),
+        (fake_signed_pdf(CIF), "byte ranges"),
         (signed_pdf("A00000000"), CIF),
     ] {
         let r = app
@@ -106,7 +135,7 @@ db_test!(authorization_lifts_the_issue_block, |app| {
         (poa["status"].clone(), poa["in_effect"].clone()),
         (json!("pending_confirmation"), json!(false))
     );
-    let c = app.entity(&app.a, json!({"name": "Cliente SA", "type": "ES:SA", "fiscal_id": "A84532506", "address": {"country": "ES"}})).await;
+    let c = app.entity(&app.a, json!({"name": "Cliente SA", "type": "ES:SA", "fiscal_id": "A84532506", "address": {"lines": ["Calle Mayor 1"], "city": "Madrid", "zipcode": "28013", "country": "ES"}})).await;
     let d = app
         .draft(&app.a, json!({"recipient_id": c, "lines": one_line(10000)}))
         .await;
@@ -172,8 +201,8 @@ pub fn assert_valid_xml(xml: &str) {
 db_test!(issued_invoices_are_chained_records, |app| {
     spanish(&app).await;
     authorize(&app).await;
-    let es = app.entity(&app.a, json!({"name": "Cliente SA", "type": "ES:SA", "fiscal_id": "A84532506", "address": {"country": "ES"}})).await;
-    let de = app.entity(&app.a, json!({"name": "Kunde GmbH", "type": "DE:GmbH", "vies_vat_id": "DE136695976", "address": {"country": "DE"}})).await;
+    let es = app.entity(&app.a, json!({"name": "Cliente SA", "type": "ES:SA", "fiscal_id": "A84532506", "address": {"lines": ["Calle Mayor 1"], "city": "Madrid", "zipcode": "28013", "country": "ES"}})).await;
+    let de = app.entity(&app.a, json!({"name": "Kunde GmbH", "type": "DE:GmbH", "vies_vat_id": "DE136695976", "address": {"lines": ["Hauptstraße 5"], "city": "Berlin", "zipcode": "10115", "country": "DE"}})).await;
     let mut issued = Vec::new();
     for (to, supply) in [(&es, "services"), (&de, "services"), (&de, "goods")] {
         let d = app
@@ -284,7 +313,7 @@ db_test!(a_record_that_cannot_be_built_keeps_the_draft, |app| {
     let no_nif = app
         .entity(
             &app.a,
-            json!({"name": "Consumidor", "type": "ES:Particular", "address": {"country": "ES"}}),
+            json!({"name": "Consumidor", "type": "ES:Particular", "address": {"lines": ["Calle Mayor 1"], "city": "Madrid", "zipcode": "28013", "country": "ES"}}),
         )
         .await;
     let d = app

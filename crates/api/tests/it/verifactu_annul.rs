@@ -12,7 +12,7 @@ use crate::verifactu::{CIF, assert_valid_xml, authorize, records, spanish};
 async fn issued(app: &TestApp) -> Value {
     spanish(app).await;
     authorize(app).await;
-    let c = app.entity(&app.a, json!({"name": "Cliente SA", "type": "ES:SA", "fiscal_id": "A84532506", "address": {"country": "ES"}})).await;
+    let c = app.entity(&app.a, json!({"name": "Cliente SA", "type": "ES:SA", "fiscal_id": "A84532506", "address": {"lines": ["Calle Mayor 1"], "city": "Madrid", "zipcode": "28013", "country": "ES"}})).await;
     let d = app
         .draft(&app.a, json!({"recipient_id": c, "lines": one_line(10000)}))
         .await;
@@ -97,7 +97,7 @@ db_test!(
         assert_eq!(again["reference"], inv["reference"]);
         assert_eq!(again["status"], inv["status"]);
         // The next invoice chains after the cancellation.
-        let c = app.entity(&app.a, json!({"name": "Otro SA", "type": "ES:SA", "fiscal_id": "A84532506", "address": {"country": "ES"}})).await;
+        let c = app.entity(&app.a, json!({"name": "Otro SA", "type": "ES:SA", "fiscal_id": "A84532506", "address": {"lines": ["Calle Mayor 1"], "city": "Madrid", "zipcode": "28013", "country": "ES"}})).await;
         let d = app
             .draft(&app.a, json!({"recipient_id": c, "lines": one_line(500)}))
             .await;
@@ -113,7 +113,7 @@ db_test!(
     |app| {
         spanish(&app).await;
         authorize(&app).await;
-        let c = app.entity(&app.a, json!({"name": "Cliente SA", "type": "ES:SA", "fiscal_id": "A84532506", "address": {"country": "ES"}})).await;
+        let c = app.entity(&app.a, json!({"name": "Cliente SA", "type": "ES:SA", "fiscal_id": "A84532506", "address": {"lines": ["Calle Mayor 1"], "city": "Madrid", "zipcode": "28013", "country": "ES"}})).await;
         let draft = app
             .draft(&app.a, json!({"recipient_id": c, "lines": one_line(100)}))
             .await;
@@ -263,7 +263,7 @@ db_test!(
             ),
             (json!("in_effect"), json!(true), json!("power_of_attorney"))
         );
-        let c = app.entity(&app.a, json!({"name": "Cliente SA", "type": "ES:SA", "fiscal_id": "A84532506", "address": {"country": "ES"}})).await;
+        let c = app.entity(&app.a, json!({"name": "Cliente SA", "type": "ES:SA", "fiscal_id": "A84532506", "address": {"lines": ["Calle Mayor 1"], "city": "Madrid", "zipcode": "28013", "country": "ES"}})).await;
         let d = app
             .draft(&app.a, json!({"recipient_id": c, "lines": one_line(100)}))
             .await;

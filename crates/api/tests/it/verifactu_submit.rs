@@ -16,7 +16,7 @@ const SUBMIT: &str = "verifactu.submit";
 async fn ready(app: &TestApp) -> String {
     spanish(app).await;
     authorize(app).await;
-    app.entity(&app.a, json!({"name": "Cliente SA", "type": "ES:SA", "fiscal_id": "A84532506", "address": {"country": "ES"}})).await
+    app.entity(&app.a, json!({"name": "Cliente SA", "type": "ES:SA", "fiscal_id": "A84532506", "address": {"lines": ["Calle Mayor 1"], "city": "Madrid", "zipcode": "28013", "country": "ES"}})).await
 }
 
 async fn issue_n(app: &TestApp, customer: &str, n: usize) -> Vec<Value> {

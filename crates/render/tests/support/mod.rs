@@ -220,6 +220,7 @@ pub fn invoice() -> InvoiceDocument {
         post_typst: None,
         qr: None,
         notes: Some("Thank you for your business.\nPayment by bank transfer.".into()),
+        legal: Default::default(),
     }
 }
 

@@ -277,19 +277,19 @@ pub async fn pdf(
     if !answer.ok() {
         return super::error_page(answer.status, "No PDF", &answer.message());
     }
-    let name: String = id
-        .chars()
-        .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
-        .collect();
     let mut resp = answer.bytes.into_response();
     let h = resp.headers_mut();
     h.insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/pdf"),
     );
-    if let Ok(v) = HeaderValue::from_str(&format!("attachment; filename=\"invoice-{name}.pdf\"")) {
-        h.insert(header::CONTENT_DISPOSITION, v);
-    }
+    h.insert(
+        header::CONTENT_DISPOSITION,
+        api::views::content_disposition(
+            api::views::Disposition::Attachment,
+            &format!("invoice-{id}.pdf"),
+        ),
+    );
     resp
 }
 

@@ -6,8 +6,10 @@ pub mod dashboard;
 pub mod invoices;
 pub mod login;
 pub mod members;
+pub mod password;
 pub mod review;
 pub mod settings;
+pub mod sso;
 pub mod tokens;
 
 use axum::{
@@ -89,10 +91,14 @@ impl<'a> Ctx<'a> {
     ) -> Ctx<'a> {
         let pending = match session.company.as_ref() {
             Some(c) => match state.api.db.pool().acquire().await {
-                Ok(mut conn) => store::audit::list(&mut conn, &c.id, Some("pending"), None, 100)
-                    .await
-                    .ok()
-                    .map(|rows| rows.len()),
+                Ok(mut conn) => store::audit::count_pending(
+                    &mut conn,
+                    &c.id,
+                    state.api.now().timestamp_micros(),
+                )
+                .await
+                .ok()
+                .and_then(|n| usize::try_from(n).ok()),
                 Err(_) => None,
             },
             None => None,

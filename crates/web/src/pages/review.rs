@@ -4,8 +4,8 @@ use std::collections::HashMap;
 
 use axum::{
     extract::{Path, State},
-    http::{HeaderMap, Method},
-    response::Response,
+    http::{HeaderMap, HeaderValue, Method, header},
+    response::{IntoResponse, Response},
 };
 use maud::{Markup, html};
 use serde_json::Value;
@@ -29,16 +29,25 @@ pub async fn page(State(state): State<WebState>, signed: SignedIn, headers: Head
     let Some(company) = session.company.as_ref() else {
         return internal("no company");
     };
+    let now = state.api.now().timestamp_micros();
+    // Lists carry no bodies; a pending card reads its own body only when it is small
+    // JSON kept inline (at most `api::gate::MAX_INLINE_BODY` each).
     let loaded = async {
         let mut conn = state.api.db.pool().acquire().await?;
         let pending =
-            store::audit::list(&mut conn, &company.id, Some("pending"), None, SHOWN).await?;
-        let all = store::audit::list(&mut conn, &company.id, None, None, SHOWN).await?;
+            store::audit::list(&mut conn, &company.id, Some("pending"), None, SHOWN, now).await?;
+        let all = store::audit::list(&mut conn, &company.id, None, None, SHOWN, now).await?;
         let people = store::web::requesters(&mut conn, &company.id).await?;
-        Ok::<_, sqlx::Error>((pending, all, people))
+        let mut bodies = HashMap::new();
+        for e in pending.iter().filter(|e| e.body_kind == "inline") {
+            if let Some(body) = store::audit::inline_body(&mut conn, &company.id, &e.id).await? {
+                bodies.insert(e.id.clone(), body);
+            }
+        }
+        Ok::<_, sqlx::Error>((pending, all, people, bodies))
     }
     .await;
-    let (pending, all, people) = match loaded {
+    let (pending, all, people, bodies) = match loaded {
         Ok(x) => x,
         Err(e) => return internal(e),
     };
@@ -51,7 +60,8 @@ pub async fn page(State(state): State<WebState>, signed: SignedIn, headers: Head
     };
     let mut cards = Vec::with_capacity(pending.len());
     for entry in &pending {
-        cards.push(pending_card(&state, session, &ctx, entry, &who(&entry.user_id)).await);
+        let body = bodies.get(&entry.id).map(String::as_str);
+        cards.push(pending_card(&state, session, &ctx, entry, body, &who(&entry.user_id)).await);
     }
     let history: Vec<_> = all.iter().filter(|e| e.status != "pending").collect();
     layout(
@@ -130,12 +140,10 @@ async fn pending_card(
     session: &Session,
     ctx: &Ctx<'_>,
     e: &store::audit::AuditRow,
+    raw: Option<&str>,
     who: &str,
 ) -> Markup {
-    let body: Option<Value> = e
-        .request_body
-        .as_deref()
-        .and_then(|b| serde_json::from_str(b).ok());
+    let body: Option<Value> = raw.and_then(|b| serde_json::from_str(b).ok());
     let mut known = Known::default();
     let mut target = None;
     // Names for the ids the request mentions, and the currency its amounts are in.
@@ -185,8 +193,13 @@ async fn pending_card(
             @match &body {
                 Some(b) => { (json_view::render(b, &known)) }
                 None => {
-                    @if let Some(raw) = &e.request_body {
-                        p.muted { "A " (e.content_type.as_deref().unwrap_or("binary")) " upload of " (raw.len()) " bytes (encoded)." }
+                    @if e.body_kind != "none" {
+                        p.muted {
+                            "A " (e.content_type.as_deref().unwrap_or("binary")) " body of "
+                            (size_label(e.body_size)) ". "
+                            a href=(format!("/review/{}/body", enc(&e.id))) download { "Download it" }
+                            " to see what would be sent."
+                        }
                     } @else {
                         p.muted { "No data is sent with this request." }
                     }
@@ -195,7 +208,7 @@ async fn pending_card(
             details {
                 summary { "Technical details" }
                 p { code { (e.http_method) " " (e.http_path) } }
-                @if let Some(raw) = &e.request_body { pre { (pretty(raw)) } }
+                @if let Some(raw) = raw { pre { (pretty(raw)) } }
             }
             div.actions {
                 form method="post" action=(format!("/review/{}/approve", enc(&e.id))) {
@@ -254,6 +267,53 @@ fn collect_ids(v: &Value, out: &mut Vec<String>) {
         Value::Array(items) => items.iter().for_each(|i| collect_ids(i, out)),
         _ => {}
     }
+}
+
+/// A body size in words: bytes, KiB or MiB.
+fn size_label(bytes: i64) -> String {
+    match bytes {
+        b if b < 1024 => format!("{b} bytes"),
+        b if b < 1024 * 1024 => format!("{:.1} KiB", b as f64 / 1024.0),
+        b => format!("{:.1} MiB", b as f64 / (1024.0 * 1024.0)),
+    }
+}
+
+/// `GET /review/{id}/body`: a held request's body, as a download (never rendered here:
+/// an agent chose its content and type).
+pub async fn body(
+    State(state): State<WebState>,
+    signed: SignedIn,
+    Path(id): Path<String>,
+) -> Response {
+    let path = format!("/v1/ai-audit/{}/body", enc(&id));
+    let answer = match client::call(&state, &signed.0, Method::GET, &path, None).await {
+        Ok(a) => a,
+        Err(resp) => return resp,
+    };
+    if !answer.ok() {
+        return super::error_page(answer.status, "No body", &answer.message());
+    }
+    let content_type = answer
+        .headers
+        .get(header::CONTENT_TYPE)
+        .cloned()
+        .unwrap_or(HeaderValue::from_static("application/octet-stream"));
+    let mut resp = answer.bytes.into_response();
+    let h = resp.headers_mut();
+    h.insert(header::CONTENT_TYPE, content_type);
+    h.insert(
+        header::CONTENT_DISPOSITION,
+        HeaderValue::from_static("attachment; filename=\"ai-request-body\""),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static("sandbox"),
+    );
+    resp
 }
 
 fn pretty(raw: &str) -> String {

@@ -174,7 +174,7 @@ pub async fn verifactu(
             @if required && !in_effect {
                 section.card aria-labelledby="doc-h" {
                     h2 id="doc-h" { "1. Upload the signed authorization" }
-                    p { "A PDF signed with the company's digital certificate that names its fiscal id. It takes effect at once." }
+                    p { "The authorization as a PDF, signed electronically (PAdES, e.g. with AutoFirma) with a certificate that names the company's fiscal id: the company's representative certificate, or your own as a self-employed person, from a Spanish certification authority such as the FNMT. Upload the file exactly as signed. It takes effect at once." }
                     form method="post" action="/settings/verifactu/document" enctype="multipart/form-data" {
                         (ctx.csrf())
                         label for="document" { "Signed PDF (at most 10 MiB)" }

@@ -47,7 +47,8 @@ pub fn issuer(company: &store::companies::CompanyRow) -> ApiResult<tax::Issuer> 
         None => company
             .address_json
             .as_deref()
-            .and_then(|a| serde_json::from_str::<crate::views::Address>(a).ok())
+            .map(|a| crate::documents::parse::<crate::views::Address>("company address", a))
+            .transpose()?
             .and_then(|a| CountryCode::parse(&a.country).ok())
             .ok_or_else(|| {
                 ApiError::bad_request(
@@ -119,7 +120,8 @@ pub async fn build(
     let template: Option<EntityTemplate> = recipient
         .template_json
         .as_deref()
-        .and_then(|t| serde_json::from_str(t).ok());
+        .map(|t| crate::documents::parse("entity template", t))
+        .transpose()?;
     let placeholders = placeholders(company, template.as_ref(), input.custom_placeholder_values)?;
     let rates = exchange_rates(input.exchange_rates)?;
     Ok(Built {
@@ -142,7 +144,7 @@ pub fn placeholders(
     given: Vec<PlaceholderValue>,
 ) -> ApiResult<Vec<PlaceholderValue>> {
     let defined: Vec<CustomPlaceholder> =
-        serde_json::from_str(&company.custom_placeholders_json).unwrap_or_default();
+        crate::documents::parse("company placeholders", &company.custom_placeholders_json)?;
     for (i, v) in given.iter().enumerate() {
         if !defined.iter().any(|d| d.key == v.key) {
             return Err(ApiError::bad_request(format!(

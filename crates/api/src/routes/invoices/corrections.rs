@@ -60,7 +60,10 @@ pub async fn create_correction(
     let mut conn = tx.conn().await?;
     let mut row = corrective_draft(&mut conn, &state, &caller, &id, req).await?;
     super::store_new_draft(&mut conn, &state, &mut row).await?;
-    Ok((StatusCode::CREATED, Json(view(row, caller.language))))
+    Ok((
+        StatusCode::CREATED,
+        Json(view(row, caller.language, &state)?),
+    ))
 }
 
 /// Creates a corrective invoice and issues it in one step.
@@ -87,8 +90,11 @@ pub async fn correct_invoice(
     let mut conn = tx.conn().await?;
     let mut row = corrective_draft(&mut conn, &state, &caller, &id, req).await?;
     super::store_new_draft(&mut conn, &state, &mut row).await?;
-    let issued = issue::issue_draft(&mut conn, &state, &company, None, row).await?;
-    Ok((StatusCode::CREATED, Json(view(issued, caller.language))))
+    let issued = issue::issue_draft(&mut conn, &state, company, None, row).await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(view(issued, caller.language, &state)?),
+    ))
 }
 
 /// Only issued invoices can be corrected (409 otherwise).
@@ -107,6 +113,7 @@ fn ensure_issued(original: &store::invoices::InvoiceRow) -> ApiResult<()> {
     params(("id" = String, Path, description = "Invoice id"), ListParams),
     responses((status = 200, body = Page<Invoice>), crate::openapi::ReadErrors))]
 pub async fn list_corrections(
+    State(state): State<AppState>,
     caller: Caller,
     mut db: DbConn,
     Path(id): Path<String>,
@@ -126,12 +133,12 @@ pub async fn list_corrections(
         limit + 1,
     )
     .await?;
-    Ok(Json(Page::from_rows(
+    Ok(Json(Page::try_from_rows(
         rows,
         limit,
         |r| &r.id,
-        |r| view(r, caller.language),
-    )))
+        |r| view(r, caller.language, &state),
+    )?))
 }
 
 async fn corrective_draft(
@@ -143,11 +150,9 @@ async fn corrective_draft(
 ) -> ApiResult<store::invoices::InvoiceRow> {
     let original = load(conn, &caller.company_id, id).await?;
     ensure_issued(&original)?;
+    let doc = crate::documents::of_row(&original)?;
     let company = company(conn, &caller.company_id).await?;
-    let spanish = company
-        .company_type
-        .as_deref()
-        .is_some_and(|t| t.starts_with("ES:"));
+    let spanish = company.is_spanish();
     let reason = match (spanish, req.verifactu) {
         (false, _) => None,
         (true, None) => Some("R1".to_owned()),
@@ -162,12 +167,28 @@ async fn corrective_draft(
         }
     };
     let placeholders = if req.custom_placeholder_values.is_empty() {
-        serde_json::from_str(&original.custom_placeholder_values_json).unwrap_or_default()
+        doc.presentation
+            .placeholders
+            .iter()
+            .map(|p| PlaceholderValue {
+                key: p.key.clone(),
+                value: p.value.clone(),
+            })
+            .collect()
     } else {
         req.custom_placeholder_values
     };
     let rates = if req.exchange_rates.is_empty() {
-        serde_json::from_str(&original.exchange_rates_json).unwrap_or_default()
+        doc.exchange_rates
+            .iter()
+            .map(|r| ExchangeRateEntry {
+                from: r.from.clone(),
+                to: r.to.clone(),
+                rate: r.rate,
+                date: r.date.map(|d| d.to_string()),
+                source: r.source.clone(),
+            })
+            .collect()
     } else {
         req.exchange_rates
     };
@@ -198,6 +219,13 @@ async fn corrective_draft(
         exchange_rates: rates,
         supply_type: Some(supply),
         due_date: None,
+        // A corrective invoice names the buyer's references of the invoice it corrects.
+        buyer_reference: doc.buyer_reference.clone(),
+        order_reference: doc.order_reference.clone(),
+        delivery_date: doc.delivery.date,
+        period_start: doc.delivery.period_start,
+        period_end: doc.delivery.period_end,
+        notes: None,
     };
     let mut row = super::priced_draft(
         conn,
@@ -210,7 +238,7 @@ async fn corrective_draft(
     .await?;
     if reversal {
         let original_lines: Vec<domain::invoice::Line> =
-            serde_json::from_str(&original.lines_json).unwrap_or_default();
+            doc.lines.iter().map(document::Line::to_domain).collect();
         let lines = domain::invoice::reversed(&original_lines);
         let totals =
             domain::invoice::totals(&lines).map_err(|e| ApiError::bad_request(format!("{e}.")))?;
@@ -223,7 +251,7 @@ async fn corrective_draft(
         row.treatment = original.treatment.clone();
         row.supply_type = original.supply_type.clone();
     }
-    row.bank_accounts_json = original.bank_accounts_json.clone();
+    row.bank_accounts_json = to_json(&doc.payment.accounts)?;
     row.corrected_invoice_id = Some(original.id);
     row.correction_reason = reason;
     Ok(row)

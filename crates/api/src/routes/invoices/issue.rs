@@ -11,15 +11,16 @@ use serde::{Deserialize, Serialize};
 use super::{
     ensure_draft, load,
     model::{ExchangeRateEntry, Invoice},
-    to_json, view,
+    view,
 };
 use crate::{
     AppState,
     auth::Caller,
+    documents,
     error::{ApiError, ApiResult},
     gate::Tx,
     json::ApiJson,
-    routes::entities::{Entity, EntityTemplate},
+    routes::entities::EntityTemplate,
 };
 
 /// Where a Spanish issuer obtains the VERI*FACTU authorization.
@@ -38,32 +39,22 @@ pub async fn issue_invoice(
     tx: Tx,
     Path(id): Path<String>,
 ) -> ApiResult<Json<Invoice>> {
-    // Everything is read first, on a pooled connection, so a refusal (unknown id, already
-    // issued, terms not accepted, no exchange rate) never takes the writer, and the write
-    // transaction below holds SQLite's single writer for as short as it can: it takes the
-    // number and stores the invoice only if the draft is still as read here.
-    let (draft, company, recipient) = {
+    // Everything is read and decided first, on a pooled connection: the draft, the company
+    // and its permission to issue, the recipient, the exchange rates (fetched from the daily
+    // feed if missing) and the document itself. A refusal (unknown id, already issued, terms
+    // not accepted, no rate, an incomplete invoice) never takes the writer, and the write
+    // transaction below holds SQLite's single writer only to take the number and store the
+    // invoice, on condition that the draft is still as read here.
+    let prepared = {
         let mut db = state.db.pool().acquire().await?;
         let draft = load(&mut db, &caller.company_id, &id).await?;
         ensure_draft(&draft)?;
         let company = issuing_company(&mut db, &caller).await?;
-        let recipient =
-            store::entities::get(&mut db, &caller.company_id, &draft.recipient_id).await?;
-        drop(db);
-        // Rates missing from the draft come from the daily feed: fetched here, not while
-        // holding the writer (issuing below finds them in the feed's cache), and a rate that
-        // cannot be had is refused now.
-        let template = recipient.as_ref().and_then(|r| {
-            r.template_json
-                .as_deref()
-                .and_then(|t| serde_json::from_str::<EntityTemplate>(t).ok())
-        });
-        freeze_rates(&state, &company, &draft, template.as_ref(), state.now()).await?;
-        (draft, company, recipient)
+        prepare(&mut db, &state, company, None, draft).await?
     };
     let mut conn = tx.conn().await?;
-    let issued = issue_draft(&mut conn, &state, &company, recipient, draft).await?;
-    Ok(Json(view(issued, caller.language)))
+    let issued = commit(&mut conn, &state, prepared).await?;
+    Ok(Json(view(issued, caller.language, &state)?))
 }
 
 /// Why a draft read before the write transaction could not be issued inside it: it is gone
@@ -102,12 +93,7 @@ pub async fn issuing_company(
     if found.unaccepted_documents > 0 {
         return Err(ApiError::agreement_required());
     }
-    if company
-        .company_type
-        .as_deref()
-        .is_some_and(|t| t.starts_with("ES:"))
-        && found.verifactu_in_effect != 1
-    {
+    if company.is_spanish() && found.verifactu_in_effect != 1 {
         return Err(ApiError::Forbidden {
             code: "verifactu_authorization_required",
             message: "Spanish issuers must report every invoice to the AEAT (VERI*FACTU): authorize this \
@@ -119,7 +105,8 @@ pub async fn issuing_company(
     Ok(company)
 }
 
-/// Issues one draft inside the caller's transaction and returns the stored row.
+/// Issues one draft inside the caller's transaction and returns the stored row:
+/// [`prepare`], then [`commit`], on the transaction's connection.
 ///
 /// `row` is the draft as read (before the transaction, or locked with
 /// [`store::invoices::claim_draft`]); if it is no longer that draft when stored, nothing is
@@ -129,10 +116,34 @@ pub async fn issuing_company(
 pub async fn issue_draft(
     conn: &mut sqlx::AnyConnection,
     state: &AppState,
-    company: &store::companies::CompanyRow,
+    company: store::companies::CompanyRow,
+    recipient: Option<store::entities::EntityRow>,
+    row: store::invoices::InvoiceRow,
+) -> ApiResult<store::invoices::InvoiceRow> {
+    let prepared = prepare(conn, state, company, recipient, row).await?;
+    commit(conn, state, prepared).await
+}
+
+/// An invoice decided and ready to store: everything but its number.
+pub struct Prepared {
+    company: store::companies::CompanyRow,
+    row: store::invoices::InvoiceRow,
+    doc: document::Invoice,
+    first: i64,
+    reference: Vec<domain::reference::ReferencePart>,
+    now: chrono::DateTime<chrono::Utc>,
+}
+
+/// Decides everything an issue of `row` states (rates, placeholders, the document) and
+/// refuses what cannot be issued; it only reads, so any connection will do.
+pub async fn prepare(
+    conn: &mut sqlx::AnyConnection,
+    state: &AppState,
+    company: store::companies::CompanyRow,
     recipient: Option<store::entities::EntityRow>,
     mut row: store::invoices::InvoiceRow,
-) -> ApiResult<store::invoices::InvoiceRow> {
+) -> ApiResult<Prepared> {
+    let company = &company;
     let recipient = match recipient.filter(|r| r.id == row.recipient_id) {
         Some(r) => r,
         None => store::entities::get(conn, &company.id, &row.recipient_id)
@@ -142,12 +153,11 @@ pub async fn issue_draft(
     let now = state.now();
 
     // Placeholders: a required one added to the company after the draft was made must be filled.
-    let given: Vec<crate::routes::entities::PlaceholderValue> =
-        serde_json::from_str(&row.custom_placeholder_values_json).unwrap_or_default();
-    let template: Option<EntityTemplate> = recipient
-        .template_json
-        .as_deref()
-        .and_then(|t| serde_json::from_str(t).ok());
+    let given: Vec<crate::routes::entities::PlaceholderValue> = documents::parse(
+        "invoice placeholder values",
+        &row.custom_placeholder_values_json,
+    )?;
+    let template = template_of(&recipient)?;
     let placeholders = super::build::placeholders(company, template.as_ref(), given)?;
 
     let rates = freeze_rates(state, company, &row, template.as_ref(), now).await?;
@@ -169,36 +179,142 @@ pub async fn issue_draft(
     })?;
     let year = i64::from(now.year());
 
-    // The number and reference are taken when the invoice is stored.
+    // The document: everything the invoice says, decided now and frozen. Its number is
+    // taken when it is stored below (it lives in the row, not in the document's JSON).
+    let seller = documents::seller(company)?;
+    let buyer = documents::buyer(&recipient)?;
+    let preceding = match &row.corrected_invoice_id {
+        Some(id) => Some(preceding_of(conn, company, id, row.correction_reason.as_deref()).await?),
+        None => None,
+    };
+    let terms = recipient
+        .payment_terms_days
+        .unwrap_or(company.payment_terms_days);
+    let input = documents::issue_of(
+        &row,
+        company,
+        &seller,
+        &buyer,
+        placeholders
+            .into_iter()
+            .map(|p| document::Placeholder {
+                key: p.key,
+                value: p.value,
+            })
+            .collect(),
+        documents::rates(&rates),
+        Some(terms),
+        preceding,
+        now,
+    )?;
+    let doc = document::build::build(input, seller, buyer).map_err(|e| {
+        ApiError::bad_request(format!(
+            "{}. The invoice stays a draft.",
+            capitalized(&e.to_string())
+        ))
+    })?;
+
     row.status = "issued".into();
     row.invoice_year = Some(year);
     row.issued_at = Some(now.timestamp_micros());
     row.order_number = None;
     row.order_year = None;
-    row.custom_placeholder_values_json = to_json(&placeholders)?;
-    row.exchange_rates_json = to_json(&rates)?;
-    row.issuer_snapshot_json = Some(to_json(&issuer_snapshot(company))?);
-    row.recipient_snapshot_json = Some(to_json(&Entity::from(recipient.clone()))?);
-    if !store::invoices::store_issued(conn, &mut row, first, &format.parts(year)).await? {
+    // A due date given on the draft stays as given; otherwise the terms decided it.
+    if row.due_date.is_none() {
+        row.due_date = doc
+            .due_date
+            .and_then(|d| d.and_hms_opt(0, 0, 0))
+            .map(|d| d.and_utc().timestamp_micros());
+    }
+    row.document_json = Some(documents::encode(&doc)?);
+    // From now on the document is the invoice's content: the draft's columns it was built
+    // from are emptied, so nothing can read a second copy.
+    row.lines_json = "[]".into();
+    row.custom_placeholder_values_json = "[]".into();
+    row.exchange_rates_json = "[]".into();
+    row.bank_accounts_json = "[]".into();
+    row.issuer_snapshot_json = None;
+    row.recipient_snapshot_json = None;
+    Ok(Prepared {
+        company: company.clone(),
+        row,
+        doc,
+        first,
+        reference: format.parts(year),
+        now,
+    })
+}
+
+/// Takes the next number and stores the prepared invoice, inside the caller's transaction;
+/// for Spanish issuers also chains its VERI*FACTU record. The draft must still be the one
+/// prepared: if it was issued or changed meanwhile, nothing is issued and the error says why.
+pub async fn commit(
+    conn: &mut sqlx::AnyConnection,
+    state: &AppState,
+    prepared: Prepared,
+) -> ApiResult<store::invoices::InvoiceRow> {
+    let Prepared {
+        company,
+        mut row,
+        mut doc,
+        first,
+        reference,
+        now,
+    } = prepared;
+    if !store::invoices::store_issued(conn, &mut row, first, &reference).await? {
         return Err(lost_draft(conn, &company.id, &row.id).await);
     }
-    if crate::aeat::is_spanish(company) {
-        let corrected = match &row.corrected_invoice_id {
-            Some(id) => store::invoices::get(conn, &company.id, id).await?,
-            None => None,
-        };
-        crate::aeat::register_issue(
-            conn,
-            state.config.aeat_mode,
-            company,
-            &row,
-            &recipient,
-            corrected.as_ref(),
-            now,
-        )
-        .await?;
+    doc.number = row.reference.clone().unwrap_or_default();
+    doc.payment.remittance.clone_from(&doc.number);
+    doc.yearly_number = row.invoice_number.unwrap_or_default();
+    doc.year = row.invoice_year.unwrap_or_default();
+    if company.is_spanish() {
+        crate::aeat::register_issue(conn, state.config.aeat_mode, &company, &doc, now).await?;
     }
     Ok(row)
+}
+
+/// The recipient's template, if it has one.
+fn template_of(recipient: &store::entities::EntityRow) -> ApiResult<Option<EntityTemplate>> {
+    recipient
+        .template_json
+        .as_deref()
+        .map(|t| documents::parse("entity template", t))
+        .transpose()
+}
+
+fn capitalized(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect(),
+        None => String::new(),
+    }
+}
+
+/// BG-3 of a corrective invoice: the corrected invoice as issued, and the reason.
+async fn preceding_of(
+    conn: &mut sqlx::AnyConnection,
+    company: &store::companies::CompanyRow,
+    id: &str,
+    reason: Option<&str>,
+) -> ApiResult<document::PrecedingInvoice> {
+    let corrected = store::invoices::get(conn, &company.id, id)
+        .await?
+        .ok_or_else(|| ApiError::bad_request("The corrected invoice no longer exists."))?;
+    let issued_at = store::from_micros(
+        corrected
+            .issued_at
+            .ok_or_else(|| ApiError::Conflict("Only issued invoices can be corrected.".into()))?,
+    );
+    Ok(document::PrecedingInvoice {
+        id: corrected.id,
+        number: corrected.reference.unwrap_or_default(),
+        issue_date: issued_at.date_naive(),
+        issued_at,
+        reason: reason
+            .and_then(document::CorrectionReason::parse)
+            .unwrap_or(document::CorrectionReason::R1),
+    })
 }
 
 /// Every pair the invoice needs (to the company currency and to the template's display
@@ -211,7 +327,7 @@ async fn freeze_rates(
     now: chrono::DateTime<chrono::Utc>,
 ) -> ApiResult<Vec<ExchangeRateEntry>> {
     let mut rates: Vec<ExchangeRateEntry> =
-        serde_json::from_str(&row.exchange_rates_json).unwrap_or_default();
+        documents::parse("invoice exchange rates", &row.exchange_rates_json)?;
     let from = row.currency_code.clone();
     let mut targets: Vec<String> = company.currency_code.iter().cloned().collect();
     if let Some(t) = template {
@@ -240,22 +356,6 @@ async fn freeze_rates(
         }
     }
     Ok(rates)
-}
-
-/// The company data printed on an issued invoice, frozen.
-fn issuer_snapshot(c: &store::companies::CompanyRow) -> serde_json::Value {
-    serde_json::json!({
-        "id": c.id,
-        "name": c.name,
-        "fiscal_id": c.fiscal_id,
-        "vies_vat_id": c.vies_vat_id,
-        "type": c.company_type,
-        "email": c.email,
-        "phone": c.phone,
-        "address": c.address_json.as_deref().and_then(|a| serde_json::from_str::<serde_json::Value>(a).ok()),
-        "footer_invoice_typst": c.footer_invoice_typst,
-        "post_invoice_typst": c.post_invoice_typst,
-    })
 }
 
 /// Ids for a bulk action; ids that are not the caller's are ignored.
@@ -309,7 +409,7 @@ pub async fn bulk_issue(
     let mut affected = 0;
     for row in drafts {
         let id = row.id.clone();
-        issue_draft(&mut conn, &state, &company, None, row)
+        issue_draft(&mut conn, &state, company.clone(), None, row)
             .await
             .map_err(|e| match e {
                 ApiError::BadRequest(m) => {

@@ -15,9 +15,7 @@ use serde::Deserialize;
 
 use self::{
     build::DocumentInput,
-    model::{
-        ExchangeRateEntry, Invoice, InvoiceLine, InvoiceLineRequest, InvoiceVerifactu, SupplyType,
-    },
+    model::{ExchangeRateEntry, Invoice, InvoiceLine, InvoiceLineRequest, SupplyType},
 };
 use crate::{
     auth::{Caller, DbConn, Source},
@@ -26,7 +24,6 @@ use crate::{
     json::ApiJson,
     pagination::{ListParams, Page},
     routes::entities::PlaceholderValue,
-    views::ts,
 };
 
 /// Creating a draft invoice.
@@ -48,9 +45,29 @@ pub struct CreateInvoiceRequest {
     /// Defaults to `services`.
     #[serde(default)]
     pub supply_type: Option<SupplyType>,
-    /// When payment is due.
+    /// BT-9: when payment is due (RFC 3339, or `YYYY-MM-DD` for 00:00 UTC); omitted: the
+    /// issue date plus the recipient's (else the company's) payment terms.
+    #[serde(default, deserialize_with = "model::flexible_instant")]
+    #[schema(value_type = Option<String>)]
+    pub due_date: Option<Option<chrono::DateTime<chrono::Utc>>>,
+    /// BT-10; omitted: the recipient's `einvoice.buyer_reference`.
     #[serde(default)]
-    pub due_date: Option<chrono::DateTime<chrono::Utc>>,
+    pub buyer_reference: Option<String>,
+    /// BT-13: the buyer's purchase order reference.
+    #[serde(default)]
+    pub order_reference: Option<String>,
+    /// BT-72: when the goods or services were supplied (`YYYY-MM-DD`).
+    #[serde(default)]
+    pub delivery_date: Option<chrono::NaiveDate>,
+    /// BT-73: start of the period the invoice covers (with `period_end`).
+    #[serde(default)]
+    pub period_start: Option<chrono::NaiveDate>,
+    /// BT-74: end of the period the invoice covers (with `period_start`).
+    #[serde(default)]
+    pub period_end: Option<chrono::NaiveDate>,
+    /// BT-22: a note printed on the invoice (at most 2,000 characters).
+    #[serde(default)]
+    pub notes: Option<String>,
 }
 
 /// Changing a draft: any subset of the create fields (lines replace all lines).
@@ -64,9 +81,62 @@ pub struct UpdateInvoiceRequest {
     pub custom_placeholder_values: Option<Vec<PlaceholderValue>>,
     pub exchange_rates: Option<Vec<ExchangeRateEntry>>,
     pub supply_type: Option<SupplyType>,
-    #[serde(default, deserialize_with = "crate::json::double_option")]
-    #[schema(value_type = Option<chrono::DateTime<chrono::Utc>>)]
+    #[serde(default, deserialize_with = "model::flexible_instant")]
+    #[schema(value_type = Option<String>)]
     pub due_date: Option<Option<chrono::DateTime<chrono::Utc>>>,
+    #[serde(default, deserialize_with = "crate::json::double_option")]
+    #[schema(value_type = Option<String>)]
+    pub buyer_reference: Option<Option<String>>,
+    #[serde(default, deserialize_with = "crate::json::double_option")]
+    #[schema(value_type = Option<String>)]
+    pub order_reference: Option<Option<String>>,
+    #[serde(default, deserialize_with = "crate::json::double_option")]
+    #[schema(value_type = Option<chrono::NaiveDate>)]
+    pub delivery_date: Option<Option<chrono::NaiveDate>>,
+    #[serde(default, deserialize_with = "crate::json::double_option")]
+    #[schema(value_type = Option<chrono::NaiveDate>)]
+    pub period_start: Option<Option<chrono::NaiveDate>>,
+    #[serde(default, deserialize_with = "crate::json::double_option")]
+    #[schema(value_type = Option<chrono::NaiveDate>)]
+    pub period_end: Option<Option<chrono::NaiveDate>>,
+    #[serde(default, deserialize_with = "crate::json::double_option")]
+    #[schema(value_type = Option<String>)]
+    pub notes: Option<Option<String>>,
+}
+
+/// Checks a draft's legal details: lengths, no control characters, a whole period.
+pub(crate) fn checked_details(
+    d: store::invoices::DraftDetails,
+) -> ApiResult<store::invoices::DraftDetails> {
+    let text = |field: &str, v: Option<String>, max: usize, multiline: bool| {
+        let v = crate::views::optional_text(field, v, max)?;
+        if let Some(t) = &v
+            && t.chars()
+                .any(|c| c.is_control() && !(multiline && matches!(c, '\n' | '\t')))
+        {
+            return Err(ApiError::bad_request(format!(
+                "`{field}` must not contain control characters."
+            )));
+        }
+        Ok(v)
+    };
+    let out = store::invoices::DraftDetails {
+        buyer_reference: text("buyer_reference", d.buyer_reference, 200, false)?,
+        order_reference: text("order_reference", d.order_reference, 200, false)?,
+        notes: text("notes", d.notes, 2000, true)?,
+        delivery_date: d.delivery_date,
+        period_start: d.period_start,
+        period_end: d.period_end,
+    };
+    match (out.period_start, out.period_end) {
+        (Some(a), Some(b)) if a > b => Err(ApiError::bad_request(
+            "`period_start` must not be after `period_end`.",
+        )),
+        (Some(_), None) | (None, Some(_)) => Err(ApiError::bad_request(
+            "`period_start` and `period_end` go together: give both, or neither.",
+        )),
+        _ => Ok(out),
+    }
 }
 
 /// Filters of the invoice list.
@@ -88,6 +158,7 @@ pub struct InvoiceFilter {
 #[utoipa::path(get, path = "/v1/invoices", tag = "invoices", params(InvoiceFilter, ListParams),
     responses((status = 200, body = Page<Invoice>), crate::openapi::ReadErrors))]
 pub async fn list_invoices(
+    axum::extract::State(state): axum::extract::State<crate::AppState>,
     caller: Caller,
     mut db: DbConn,
     Query(f): Query<InvoiceFilter>,
@@ -124,12 +195,12 @@ pub async fn list_invoices(
         limit + 1,
     )
     .await?;
-    Ok(Json(Page::from_rows(
+    Ok(Json(Page::try_from_rows(
         rows,
         limit,
         |r| &r.id,
-        |r| view(r, caller.language),
-    )))
+        |r| view(r, caller.language, &state),
+    )?))
 }
 
 /// Creates a draft invoice; taxes are computed unless explicit tax lines are sent.
@@ -153,7 +224,10 @@ pub async fn create_invoice(
     };
     let mut conn = tx.conn().await?;
     store_new_draft(&mut conn, &state, &mut row).await?;
-    Ok((StatusCode::CREATED, Json(view(row, caller.language))))
+    Ok((
+        StatusCode::CREATED,
+        Json(view(row, caller.language, &state)?),
+    ))
 }
 
 /// One invoice with its lines.
@@ -161,12 +235,13 @@ pub async fn create_invoice(
     params(("id" = String, Path, description = "Invoice id")),
     responses((status = 200, body = Invoice), crate::openapi::ReadErrors))]
 pub async fn get_invoice(
+    axum::extract::State(state): axum::extract::State<crate::AppState>,
     caller: Caller,
     mut db: DbConn,
     Path(id): Path<String>,
 ) -> ApiResult<Json<Invoice>> {
     let row = load(&mut db, &caller.company_id, &id).await?;
-    Ok(Json(view(row, caller.language)))
+    Ok(Json(view(row, caller.language, &state)?))
 }
 
 /// Changes a draft; issued invoices are immutable (409).
@@ -176,6 +251,7 @@ pub async fn get_invoice(
         (status = 409, description = "The invoice is issued", body = String, content_type = "text/plain"),
         crate::openapi::WriteErrors))]
 pub async fn update_invoice(
+    axum::extract::State(state): axum::extract::State<crate::AppState>,
     caller: Caller,
     tx: Tx,
     Path(id): Path<String>,
@@ -185,7 +261,7 @@ pub async fn update_invoice(
     let mut row = load(&mut conn, &caller.company_id, &id).await?;
     ensure_draft(&row)?;
     let company = company(&mut conn, &caller.company_id).await?;
-    let current = view(row.clone(), "en");
+    let current = view(row.clone(), "en", &state)?;
     let input = DocumentInput {
         recipient_id: req.recipient_id.unwrap_or(current.recipient_id),
         lines: match req.lines {
@@ -214,11 +290,24 @@ pub async fn update_invoice(
     if let Some(due) = req.due_date {
         row.due_date = due.map(|d| d.timestamp_micros());
     }
+    let details = store::invoices::DraftDetails {
+        buyer_reference: req.buyer_reference.unwrap_or(current.buyer_reference),
+        order_reference: req.order_reference.unwrap_or(current.order_reference),
+        delivery_date: req.delivery_date.unwrap_or(current.delivery_date),
+        period_start: req.period_start.unwrap_or(current.period_start),
+        period_end: req.period_end.unwrap_or(current.period_end),
+        notes: req.notes.unwrap_or(current.notes),
+    };
+    row.details_json = checked_details(details)?
+        .encode()
+        .map_err(|e| ApiError::Internal(e.into()))?;
     store::invoices::update(&mut conn, &row).await?;
-    Ok(Json(view(
+    view(
         load(&mut conn, &caller.company_id, &id).await?,
         caller.language,
-    )))
+        &state,
+    )
+    .map(Json)
 }
 
 /// Deletes a draft; issued invoices cannot be deleted (409).
@@ -265,7 +354,15 @@ pub(crate) async fn priced_draft(
     let bank_accounts =
         crate::routes::bank_accounts::snapshot_for_invoice(conn, company_id, &req.bank_account_ids)
             .await?;
-    let due_date = req.due_date.map(|d| d.timestamp_micros());
+    let due_date = req.due_date.flatten().map(|d| d.timestamp_micros());
+    let details = store::invoices::DraftDetails {
+        buyer_reference: req.buyer_reference,
+        order_reference: req.order_reference,
+        delivery_date: req.delivery_date,
+        period_start: req.period_start,
+        period_end: req.period_end,
+        notes: req.notes,
+    };
     let built = build::build(
         conn,
         &company,
@@ -314,9 +411,36 @@ pub(crate) async fn priced_draft(
         updated_at: None,
         due_date,
         paid_minor: 0,
+        details_json: String::new(),
+        document_json: None,
     };
+    let details = store::invoices::DraftDetails {
+        // The recipient's buyer reference, unless the draft gives its own.
+        buyer_reference: match details.buyer_reference {
+            Some(given) => Some(given),
+            None => entity_buyer_reference(&built.recipient)?,
+        },
+        ..details
+    };
+    row.details_json = checked_details(details)?
+        .encode()
+        .map_err(|e| ApiError::Internal(e.into()))?;
     apply_built(&mut row, built)?;
     Ok(row)
+}
+
+/// The `einvoice.buyer_reference` of an entity, copied into its new drafts.
+fn entity_buyer_reference(e: &store::entities::EntityRow) -> ApiResult<Option<String>> {
+    Ok(e.einvoice_json
+        .as_deref()
+        .map(|t| {
+            crate::documents::parse::<crate::documents::EntityEinvoice>(
+                "entity e-invoice settings",
+                t,
+            )
+        })
+        .transpose()?
+        .and_then(|s| s.buyer_reference))
 }
 
 /// Copies a priced document into a row.
@@ -387,73 +511,11 @@ pub(crate) async fn company(
         .ok_or_else(|| ApiError::not_found("company"))
 }
 
-/// A stored JSON document, kept as its text; `None` if it is not JSON.
-fn raw_json(text: String) -> Option<Box<serde_json::value::RawValue>> {
-    serde_json::value::RawValue::from_string(text).ok()
-}
-
-/// The one field of an issuer snapshot the view looks at.
-#[derive(serde::Deserialize)]
-struct SnapshotType<'a> {
-    #[serde(rename = "type", borrow)]
-    company_type: Option<std::borrow::Cow<'a, str>>,
-}
-
-/// The API view of a stored invoice.
-pub(crate) fn view(r: store::invoices::InvoiceRow, lang: &str) -> Invoice {
-    let payment_status = payments::payment_status(&r, store::now_micros()).map(str::to_owned);
-    let lines: Vec<domain::invoice::Line> = serde_json::from_str(&r.lines_json).unwrap_or_default();
-    // Snapshots are passed through as stored (checked to be JSON, not re-encoded): a
-    // list page of issued invoices is mostly snapshot bytes.
-    let issuer = r.issuer_snapshot_json.and_then(raw_json);
-    let spanish = match &issuer {
-        Some(raw) => serde_json::from_str::<SnapshotType>(raw.get())
-            .ok()
-            .and_then(|s| s.company_type)
-            .is_some_and(|t| t.starts_with("ES:")),
-        None => lang == "es",
-    };
-    Invoice {
-        lines: lines
-            .into_iter()
-            .map(|l| InvoiceLine::from_domain(l, lang))
-            .collect(),
-        custom_placeholder_values: serde_json::from_str(&r.custom_placeholder_values_json)
-            .unwrap_or_default(),
-        exchange_rates: serde_json::from_str(&r.exchange_rates_json).unwrap_or_default(),
-        bank_accounts: serde_json::from_str(&r.bank_accounts_json).unwrap_or_default(),
-        issuer,
-        recipient: r.recipient_snapshot_json.and_then(raw_json),
-        verifactu: r
-            .correction_reason
-            .clone()
-            .filter(|_| spanish && r.series == "corrective")
-            .map(|reason| InvoiceVerifactu { reason }),
-        id: r.id,
-        status: r.status,
-        series: r.series,
-        recipient_id: r.recipient_id,
-        origin: r.origin,
-        supply_type: SupplyType::parse(&r.supply_type),
-        currency_code: r.currency_code,
-        treatment: r.treatment,
-        line_count: r.line_count,
-        invoice_number: r.invoice_number,
-        invoice_year: r.invoice_year,
-        issued_at: r.issued_at.map(ts),
-        order_number: r.order_number,
-        order_year: r.order_year,
-        reference: r.reference,
-        net_total: r.net_total,
-        tax_total: r.tax_total,
-        withholding_total: r.withholding_total,
-        total: r.total,
-        corrected_invoice_id: r.corrected_invoice_id,
-        proforma_id: r.proforma_id,
-        created_at: ts(r.created_at),
-        updated_at: r.updated_at.map(ts),
-        due_date: r.due_date.map(ts),
-        paid_minor: r.paid_minor,
-        payment_status,
-    }
+/// The API view of a stored invoice, as of the service's clock.
+pub(crate) fn view(
+    r: store::invoices::InvoiceRow,
+    lang: &str,
+    state: &crate::AppState,
+) -> ApiResult<Invoice> {
+    crate::documents::views::invoice(r, lang, state.now().timestamp_micros())
 }

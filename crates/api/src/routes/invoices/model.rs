@@ -212,12 +212,12 @@ pub struct Invoice {
     /// Corrective metadata; present only for Spanish issuers.
     pub verifactu: Option<InvoiceVerifactu>,
     pub proforma_id: Option<String>,
-    /// Issuer data frozen at issue (the stored JSON, written out as it is).
+    /// The issuer as the invoice states it (frozen at issue; `null` for drafts).
     #[schema(value_type = Option<Object>)]
-    pub issuer: Option<Box<serde_json::value::RawValue>>,
-    /// Recipient data frozen at issue (the stored JSON, written out as it is).
+    pub issuer: Option<serde_json::Value>,
+    /// The recipient as the invoice states it (frozen at issue; `null` for drafts).
     #[schema(value_type = Option<Object>)]
-    pub recipient: Option<Box<serde_json::value::RawValue>>,
+    pub recipient: Option<serde_json::Value>,
     #[serde(rename = "createdAt")]
     pub created_at: DateTime<Utc>,
     #[serde(rename = "updatedAt")]
@@ -228,6 +228,45 @@ pub struct Invoice {
     pub paid_minor: i64,
     /// For issued invoices: `unpaid`, `partially_paid`, `paid` or `overdue`.
     pub payment_status: Option<String>,
+    /// BT-10: the buyer's reference (a Leitweg-ID for German public buyers).
+    pub buyer_reference: Option<String>,
+    /// BT-13: the buyer's purchase order reference.
+    pub order_reference: Option<String>,
+    /// BT-72: when the goods or services were supplied (`YYYY-MM-DD`).
+    pub delivery_date: Option<chrono::NaiveDate>,
+    /// BT-73: start of the period the invoice covers.
+    pub period_start: Option<chrono::NaiveDate>,
+    /// BT-74: end of the period the invoice covers.
+    pub period_end: Option<chrono::NaiveDate>,
+    /// BT-22: a note printed on the invoice.
+    pub notes: Option<String>,
+}
+
+/// A due date given as an RFC 3339 instant or a plain date `YYYY-MM-DD` (00:00 UTC that day).
+pub fn flexible_instant<'de, D: Deserializer<'de>>(
+    de: D,
+) -> Result<Option<Option<DateTime<Utc>>>, D::Error> {
+    let v = Option::<String>::deserialize(de)?;
+    let Some(text) = v else { return Ok(Some(None)) };
+    parse_instant(&text).map(|t| Some(Some(t))).ok_or_else(|| {
+        serde::de::Error::custom(format!(
+            "`{text}` is neither a date (YYYY-MM-DD) nor an RFC 3339 date-time"
+        ))
+    })
+}
+
+/// An RFC 3339 instant or a plain date (00:00 UTC).
+pub fn parse_instant(text: &str) -> Option<DateTime<Utc>> {
+    let text = text.trim();
+    DateTime::parse_from_rfc3339(text)
+        .map(|t| t.with_timezone(&Utc))
+        .ok()
+        .or_else(|| {
+            chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d")
+                .ok()
+                .and_then(|d| d.and_hms_opt(0, 0, 0))
+                .map(|d| d.and_utc())
+        })
 }
 
 fn decimal_number<S: Serializer>(d: &Decimal, s: S) -> Result<S::Ok, S::Error> {

@@ -53,7 +53,8 @@ impl NewMember {
     }
 }
 
-/// A language tag such as `en_US`, `es`, `es-MX` (normalised to `_`).
+/// A language tag such as `en_US`, `es`, `es-MX` (normalised to `_`), of a language the
+/// service has data for: it picks the member's mail and the locale of their reports.
 fn language_tag(tag: &str) -> ApiResult<String> {
     let mut parts = tag.split(['_', '-']);
     let primary = parts.next().unwrap_or_default();
@@ -61,13 +62,13 @@ fn language_tag(tag: &str) -> ApiResult<String> {
         && primary.chars().all(|c| c.is_ascii_alphabetic())
         && parts
             .all(|p| (2..=8).contains(&p.len()) && p.chars().all(|c| c.is_ascii_alphanumeric()));
-    if ok {
-        Ok(tag.replace('-', "_"))
-    } else {
-        Err(ApiError::bad_request(format!(
+    if !ok {
+        return Err(ApiError::bad_request(format!(
             "`language` must be a language tag such as `en_US` or `es_ES`, not `{tag}`."
-        )))
+        )));
     }
+    reports::supported(tag).map_err(|e| ApiError::bad_request(format!("`language`: {e}.")))?;
+    Ok(tag.replace('-', "_"))
 }
 
 /// Writes the account (if new), the membership and the mail job, in the request's transaction.
@@ -102,7 +103,9 @@ pub(super) async fn add(
                 SignIn::Password => new.name.clone().unwrap_or(local_part.clone()),
                 SignIn::Oauth => new.name.clone().unwrap_or_default(),
             };
-            store::users::insert(conn, &new.email, &name, &language)
+            // A name this company gave is this company's: no other company is shown it.
+            let named_by = new.name.is_some().then_some(company_id.as_str());
+            store::users::insert(conn, &new.email, &name, &language, named_by)
                 .await
                 .map_err(|e| {
                     if store::is_unique_violation(&e) {
@@ -155,6 +158,11 @@ pub(super) async fn add(
         } else {
             // An account that can already sign in keeps its password: a company
             // must not reset the password a person uses for other companies.
+            // The inviter as this company knows them, never a name another company gave.
+            let inviter_name = store::members::get_by_user(conn, company_id, &acting.id)
+                .await?
+                .and_then(|m| m.name())
+                .unwrap_or(acting.email.clone());
             let row = store::members::get_by_email(conn, company_id, &new.email).await?;
             let name = row
                 .and_then(|r| CompanyUser::from_row(r, now).name)
@@ -162,10 +170,7 @@ pub(super) async fn add(
             let vars: BTreeMap<String, String> = [
                 ("name", name),
                 ("company_name", company.name.clone()),
-                (
-                    "inviter_name",
-                    non_empty(&acting.name).unwrap_or(acting.email.clone()),
-                ),
+                ("inviter_name", inviter_name),
             ]
             .into_iter()
             .map(|(k, v)| (k.to_owned(), v))
@@ -185,10 +190,6 @@ pub(super) async fn add(
     store::members::get_by_email(conn, company_id, &new.email)
         .await?
         .ok_or_else(|| internal("new member"))
-}
-
-fn non_empty(s: &str) -> Option<String> {
-    (!s.is_empty()).then(|| s.to_owned())
 }
 
 /// The 409 for an address that is already a member, saying what to do instead.

@@ -1,0 +1,83 @@
+//! The stored form of a document: JSON tagged with its version, decoded once, and a value
+//! that does not decode is an error (never a default).
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::model::Invoice;
+
+/// What an invoice's row keeps of it outside the document: its id, number and moment of
+/// issue (see [`Invoice`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Frame {
+    /// The invoice's id.
+    pub id: String,
+    /// BT-1.
+    pub number: String,
+    /// The yearly number.
+    pub yearly_number: i64,
+    /// The fiscal year.
+    pub year: i64,
+    /// When it was issued.
+    pub issued_at: DateTime<Utc>,
+}
+
+/// The version [`encode`] writes.
+pub const CURRENT_VERSION: u32 = 1;
+
+/// Every version the service has written; decoding upgrades older ones to the current type.
+#[derive(Serialize, Deserialize)]
+#[serde(tag = "version")]
+enum Versioned {
+    /// The first version (2026-11).
+    #[serde(rename = "1")]
+    V1(Box<Invoice>),
+}
+
+/// Why a stored document could not be read: the row is corrupt or of a future version.
+#[derive(Debug, thiserror::Error)]
+#[error("the stored invoice document does not decode: {0}")]
+pub struct DecodeError(#[from] serde_json::Error);
+
+/// Why a document could not be written (an amount or text serde cannot represent).
+#[derive(Debug, thiserror::Error)]
+#[error("the invoice document cannot be encoded: {0}")]
+pub struct EncodeError(#[from] serde_json::Error);
+
+/// The JSON text stored for `doc`.
+pub fn encode(doc: &Invoice) -> Result<String, EncodeError> {
+    #[derive(Serialize)]
+    #[serde(tag = "version")]
+    enum Borrowed<'a> {
+        #[serde(rename = "1")]
+        V1(&'a Invoice),
+    }
+    Ok(serde_json::to_string(&Borrowed::V1(doc))?)
+}
+
+/// The document stored as `text`, in the row that `frame` describes.
+pub fn decode(text: &str, frame: Frame) -> Result<Invoice, DecodeError> {
+    let mut doc = match serde_json::from_str::<Versioned>(text)? {
+        Versioned::V1(doc) => *doc,
+    };
+    doc.payment.remittance.clone_from(&frame.number);
+    doc.id = frame.id;
+    doc.number = frame.number;
+    doc.yearly_number = frame.yearly_number;
+    doc.year = frame.year;
+    doc.issued_at = frame.issued_at;
+    Ok(doc)
+}
+
+impl Invoice {
+    /// The part of the document its row keeps outside the stored JSON.
+    pub fn frame(&self) -> Frame {
+        Frame {
+            id: self.id.clone(),
+            number: self.number.clone(),
+            yearly_number: self.yearly_number,
+            year: self.year,
+            issued_at: self.issued_at,
+        }
+    }
+}
