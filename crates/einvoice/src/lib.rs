@@ -10,3 +10,6 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
 pub mod read;
+
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;

@@ -6,6 +6,7 @@ pub mod bank_accounts;
 pub mod company;
 pub mod dashboard;
 pub mod entities;
+pub mod expense_import;
 pub mod expenses;
 pub mod health;
 pub mod invoices;
@@ -97,9 +98,10 @@ pub fn v1() -> OpenApiRouter<AppState> {
         ))
         .routes(routes!(expenses::bulk_delete_expenses))
         .merge(
-            // Receipts are the one body larger than the 1 MiB JSON limit.
+            // Receipts and imported e-invoices are the bodies larger than the 1 MiB JSON limit.
             OpenApiRouter::new()
                 .routes(routes!(expenses::put_receipt, expenses::get_receipt))
+                .routes(routes!(expense_import::import_expense))
                 .layer(axum::extract::DefaultBodyLimit::max(expenses::MAX_RECEIPT)),
         )
         .routes(routes!(dashboard::get_dashboard))

@@ -67,6 +67,7 @@ const ROUTES: &[&str] = &[
     "PATCH /v1/expenses/{id}",
     "DELETE /v1/expenses/{id}",
     "POST /v1/expenses/bulk/delete",
+    "POST /v1/expenses/import",
     "PUT /v1/expenses/{id}/receipt",
     "GET /v1/expenses/{id}/receipt",
     "GET /v1/dashboard",

@@ -13,6 +13,7 @@ mod company;
 mod docs;
 mod documents;
 mod entities;
+mod expense_import;
 mod fairness;
 mod files;
 mod fx;

@@ -55,11 +55,11 @@ pub fn read(root: Node<'_, '_>) -> Result<Incoming, ReadError> {
             "The settlement (ram:ApplicableHeaderTradeSettlement) is missing",
         )
     })?;
-    let currency = required(
+    let currency = super::xml::currency(required(
         ram(settlement, "InvoiceCurrencyCode"),
         "BR-05",
         "The currency (BT-5)",
-    )?;
+    )?)?;
     let due_date = text(at(
         settlement,
         &[

@@ -34,11 +34,11 @@ pub fn read(root: Node<'_, '_>, credit_note: bool) -> Result<Incoming, ReadError
         "InvoiceTypeCode"
     };
     let type_code = required(cbc(root, type_element), "BR-04", "The type code (BT-3)")?;
-    let currency = required(
+    let currency = super::xml::currency(required(
         cbc(root, "DocumentCurrencyCode"),
         "BR-05",
         "The currency (BT-5)",
-    )?;
+    )?)?;
     let due_date = match optional_date(cbc(root, "DueDate"), "The due date (BT-9)")? {
         Some(d) => Some(d),
         None => optional_date(

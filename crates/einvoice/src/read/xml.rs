@@ -104,3 +104,15 @@ pub fn optional_date(
 ) -> Result<Option<NaiveDate>, ReadError> {
     text(node).map(|t| date(&t, what)).transpose()
 }
+
+/// A currency code (BT-5): three capital letters, as ISO 4217 writes them (BR-CL-04).
+pub fn currency(code: String) -> Result<String, ReadError> {
+    if code.len() == 3 && code.bytes().all(|b| b.is_ascii_uppercase()) {
+        Ok(code)
+    } else {
+        Err(ReadError::new(
+            "BR-CL-04",
+            format!("the currency (BT-5) `{code}` is not an ISO 4217 code such as EUR"),
+        ))
+    }
+}
