@@ -24,6 +24,7 @@
 mod cii;
 mod country;
 mod facturae;
+pub mod facturx;
 mod prepare;
 mod rules;
 mod ubl;

@@ -80,3 +80,34 @@ fn facturx_validates_against_facturx_en16931() {
 fn facturae_validates_against_its_schema() {
     every_case_validates(Format::Facturae, "facturae");
 }
+
+/// A PDF/A-3b that Typst 0.15 wrote with `pdf.attach("factur-x.xml", ..., relationship:
+/// "data", mime-type: "text/xml")` and `PdfStandard::A_3b` (the `facturx` CII of the
+/// `domestic-multirate` case attached; see docs/EINVOICE.md, "The Factur-X PDF").
+const TYPST_PDF: &[u8] = include_bytes!("fixtures/typst-pdfa3b-attached.pdf");
+
+#[test]
+fn a_typst_pdf_a3_with_the_factur_x_xmp_added_is_a_valid_factur_x_invoice() {
+    let dir = common::scratch("facturx-pdf");
+    let plain = dir.join("typst.pdf");
+    std::fs::write(&plain, TYPST_PDF).expect("written");
+    let patched = einvoice::facturx::add_xmp(TYPST_PDF).expect("the XMP is added");
+    assert!(patched.starts_with(TYPST_PDF), "an incremental update");
+    assert_eq!(einvoice::facturx::add_xmp(TYPST_PDF).unwrap(), patched);
+    let fixed = dir.join("facturx.pdf");
+    std::fs::write(&fixed, &patched).expect("written");
+    let Some((_, report)) = common::validate("facturx", &[plain, fixed]) else {
+        return;
+    };
+    // What Typst lacks is exactly the Factur-X XMP ...
+    assert!(
+        report.contains("FATAL FX-XMP") && report.contains("typst.pdf: 1 fatal"),
+        "{report}"
+    );
+    // ... and with it the PDF passes every check of the kit.
+    assert!(
+        report.contains("facturx.pdf: 0 fatal, 0 warnings"),
+        "{report}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
