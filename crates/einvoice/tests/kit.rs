@@ -81,9 +81,19 @@ fn facturae_validates_against_its_schema() {
     every_case_validates(Format::Facturae, "facturae");
 }
 
-/// A PDF/A-3b that Typst 0.15 wrote with `pdf.attach("factur-x.xml", ..., relationship:
-/// "data", mime-type: "text/xml")` and `PdfStandard::A_3b` (the `facturx` CII of the
-/// `domestic-multirate` case attached; see docs/EINVOICE.md, "The Factur-X PDF").
+/// A PDF/A-3b that Typst 0.15 wrote (see docs/EINVOICE.md, "The Factur-X PDF"): the
+/// render crate's sandbox world compiling
+///
+/// ```typst
+/// #set document(title: "Invoice F1", date: datetime(year: 2026, month: 3, day: 10))
+/// #pdf.attach("factur-x.xml", read("/factur-x.xml", encoding: none), relationship: "data",
+///   mime-type: "text/xml", description: "Factur-X invoice")
+/// = Invoice F1
+/// Hello world.
+/// ```
+///
+/// with `/factur-x.xml` the `facturx` XML of the `domestic-multirate` case, exported with
+/// `PdfOptions { creator: Smart::Custom(None), standards: [PdfStandard::A_3b] }`.
 const TYPST_PDF: &[u8] = include_bytes!("fixtures/typst-pdfa3b-attached.pdf");
 
 #[test]
