@@ -68,7 +68,7 @@ fn last_section(pdf: &[u8]) -> Result<(usize, &[u8]), XmpError> {
     let (offset, _) =
         number_after(pdf, at + b"startxref".len()).ok_or_else(|| err("startxref has no offset"))?;
     let offset = usize::try_from(offset).map_err(|_| err("startxref out of range"))?;
-    if pdf.get(offset..offset + 4) != Some(b"xref") {
+    if pdf.get(offset..offset.saturating_add(4)) != Some(b"xref") {
         return Err(err(
             "the cross-reference is a stream (only xref tables are supported)",
         ));
@@ -76,7 +76,7 @@ fn last_section(pdf: &[u8]) -> Result<(usize, &[u8]), XmpError> {
     let trailer = find(pdf, b"trailer", offset).ok_or_else(|| err("no trailer"))?;
     let open = find(pdf, b"<<", trailer).ok_or_else(|| err("no trailer dictionary"))?;
     let close = rfind(&pdf[..at], b">>").ok_or_else(|| err("no trailer dictionary end"))?;
-    if close < open {
+    if close < open + 2 {
         return Err(err("a malformed trailer"));
     }
     Ok((offset, &pdf[open + 2..close]))
@@ -94,8 +94,12 @@ fn object_offset(pdf: &[u8], num: u64) -> Result<usize, XmpError> {
             while pdf.get(entry).is_some_and(|b| b.is_ascii_whitespace()) {
                 entry += 1;
             }
-            if (start..start + count).contains(&num) {
-                let at = entry + usize::try_from((num - start) * 20).map_err(|_| err("range"))?;
+            if num >= start && num - start < count {
+                let at = (num - start)
+                    .checked_mul(20)
+                    .and_then(|d| usize::try_from(d).ok())
+                    .and_then(|d| d.checked_add(entry))
+                    .ok_or_else(|| err("an xref entry out of range"))?;
                 let line = pdf
                     .get(at..at + 18)
                     .ok_or_else(|| err("a short xref entry"))?;
@@ -105,11 +109,15 @@ fn object_offset(pdf: &[u8], num: u64) -> Result<usize, XmpError> {
                 let (offset, _) = number_after(line, 0).ok_or_else(|| err("an xref entry"))?;
                 return usize::try_from(offset).map_err(|_| err("an xref offset"));
             }
-            i = entry + usize::try_from(count * 20).map_err(|_| err("range"))?;
+            i = count
+                .checked_mul(20)
+                .and_then(|d| usize::try_from(d).ok())
+                .and_then(|d| d.checked_add(entry))
+                .ok_or_else(|| err("an xref subsection out of range"))?;
         }
         let prev = key_number(trailer, b"/Prev").ok_or_else(|| err("object not found"))?;
         section = usize::try_from(prev).map_err(|_| err("a /Prev offset"))?;
-        if pdf.get(section..section + 4) != Some(b"xref") {
+        if pdf.get(section..section.saturating_add(4)) != Some(b"xref") {
             return Err(err("a /Prev that is not an xref table"));
         }
         let t = find(pdf, b"trailer", section).ok_or_else(|| err("no trailer"))?;
@@ -117,7 +125,9 @@ fn object_offset(pdf: &[u8], num: u64) -> Result<usize, XmpError> {
         let close = find(pdf, b"startxref", open)
             .and_then(|s| rfind(&pdf[..s], b">>"))
             .ok_or_else(|| err("no trailer end"))?;
-        trailer = &pdf[open + 2..close];
+        trailer = pdf
+            .get(open + 2..close)
+            .ok_or_else(|| err("a malformed trailer"))?;
     }
     Err(err("too many revisions"))
 }

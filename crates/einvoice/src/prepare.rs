@@ -178,11 +178,17 @@ pub fn prepare(doc: &Invoice, flip: bool) -> Result<Prepared, Refusal> {
             } else {
                 (Decimal::ONE, net_major)
             }
-        } else if (quantity * listed - net_major).abs() <= tolerance {
+        } else if quantity
+            .checked_mul(listed)
+            .is_some_and(|gross| (gross - net_major).abs() <= tolerance)
+        {
             (quantity, listed)
         } else {
             // The net amount was given rather than computed: state the price it implies.
-            (quantity, (net_major / quantity).round_dp(8).normalize())
+            let implied = net_major
+                .checked_div(quantity)
+                .ok_or_else(|| Refusal::inconsistent("BR-27", "a line's price overflows"))?;
+            (quantity, implied.round_dp(8).normalize())
         };
         let quantity = if net < 0 { -quantity } else { quantity };
         let vat_amount: i64 = line
