@@ -65,12 +65,12 @@ pub fn write(doc: &Invoice, p: &Prepared) -> Result<String, Refusal> {
     w.open("Invoices");
     w.open("Invoice");
     w.open("InvoiceHeader");
-    w.leaf("InvoiceNumber", &cut(&doc.number, 20));
+    w.leaf("InvoiceNumber", &doc.number);
     w.leaf("InvoiceDocumentType", "FC");
     if let Some(pre) = &doc.preceding {
         w.leaf("InvoiceClass", "OR");
         w.open("Corrective");
-        w.leaf("InvoiceNumber", &cut(&pre.number, 20));
+        w.leaf("InvoiceNumber", &pre.number);
         let (code, description) = reason(pre.reason);
         w.leaf("ReasonCode", code);
         w.leaf("ReasonDescription", description);
@@ -122,19 +122,15 @@ pub fn write(doc: &Invoice, p: &Prepared) -> Result<String, Refusal> {
         .filter(|l| LANGUAGES.split_whitespace().any(|x| x == l))
         .unwrap_or_else(|| "es".to_owned());
     w.leaf("LanguageName", &language);
+    // Facturae's references have at most 20 characters: a longer one is not cut (it would
+    // name something else) but stated in the additional information below.
     w.opt(
         "ReceiverTransactionReference",
-        doc.order_reference
-            .as_deref()
-            .map(|o| cut(o, 20))
-            .as_deref(),
+        short(doc.order_reference.as_deref()),
     );
     w.opt(
         "ReceiverContractReference",
-        doc.buyer_reference
-            .as_deref()
-            .map(|o| cut(o, 20))
-            .as_deref(),
+        short(doc.buyer_reference.as_deref()),
     );
     w.close();
 
@@ -246,6 +242,16 @@ pub fn write(doc: &Invoice, p: &Prepared) -> Result<String, Refusal> {
     if let Some(note) = &p.note {
         info.push(note.clone());
     }
+    for (label, reference) in [
+        ("Order reference", &doc.order_reference),
+        ("Buyer reference", &doc.buyer_reference),
+    ] {
+        if let Some(r) = reference.as_deref().map(str::trim)
+            && r.chars().count() > 20
+        {
+            info.push(format!("{label}: {r}"));
+        }
+    }
     info.extend(p.breakdown.iter().filter_map(|b| b.reason.clone()));
     if doc.preceding.is_some() || !info.is_empty() {
         w.open("AdditionalData");
@@ -262,6 +268,11 @@ pub fn write(doc: &Invoice, p: &Prepared) -> Result<String, Refusal> {
         w.close();
     }
     Ok(w.finish())
+}
+
+/// A reference that fits Facturae's 20 characters.
+fn short(reference: Option<&str>) -> Option<&str> {
+    reference.map(str::trim).filter(|r| r.chars().count() <= 20)
 }
 
 /// Facturae's reason for a corrective invoice (code and its fixed description).

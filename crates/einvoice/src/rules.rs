@@ -247,6 +247,23 @@ fn check_peppol(doc: &Invoice) -> Result<(), Refusal> {
 }
 
 fn check_facturae(doc: &Invoice) -> Result<(), Refusal> {
+    for (number, what) in [
+        (Some(&doc.number), "the invoice number"),
+        (
+            doc.preceding.as_ref().map(|p| &p.number),
+            "the corrected invoice's number",
+        ),
+    ] {
+        if number.is_some_and(|n| n.chars().count() > 20) {
+            return Err(Refusal::new(
+                "FACTURAE-InvoiceNumber",
+                format!(
+                    "{COMPANY} `invoiceReferenceFormat` (for invoices issued after the change)"
+                ),
+                format!("Facturae numbers have at most 20 characters; {what} has more"),
+            ));
+        }
+    }
     for (party, fix) in [
         (&doc.seller, format!("{COMPANY} `fiscalId`")),
         (&doc.buyer, format!("{} `fiscal_id`", entity(&doc.buyer))),

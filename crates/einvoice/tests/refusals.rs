@@ -217,6 +217,15 @@ fn facturae_refuses_parties_it_cannot_name() {
     let mut d = case("domestic-multirate");
     d.buyer.address.lines.clear();
     assert_refused(&d, Format::Facturae, "FACTURAE-Address", "address.lines");
+
+    let mut d = case("domestic-multirate");
+    d.number = "F2026-0000000000000001".into();
+    assert_refused(
+        &d,
+        Format::Facturae,
+        "FACTURAE-InvoiceNumber",
+        "invoiceReferenceFormat",
+    );
 }
 
 #[test]
