@@ -5,6 +5,7 @@ pub mod audit;
 pub mod bank_accounts;
 pub mod company;
 pub mod dashboard;
+pub mod einvoice;
 pub mod entities;
 pub mod expense_import;
 pub mod expenses;
@@ -106,6 +107,7 @@ pub fn v1() -> OpenApiRouter<AppState> {
         )
         .routes(routes!(dashboard::get_dashboard))
         .routes(routes!(pdf::invoice_pdf))
+        .routes(routes!(einvoice::invoice_einvoice))
         .routes(routes!(pdf::proforma_pdf))
         .routes(routes!(reports::list_reports, reports::create_report))
         .routes(routes!(reports::get_report, reports::delete_report))

@@ -79,6 +79,7 @@ const ROUTES: &[&str] = &[
     "GET /v1/invoices/{id}/verifactu",
     "POST /v1/invoices/{id}/verifactu/annul",
     "GET /v1/invoices/{id}/pdf",
+    "GET /v1/invoices/{id}/einvoice",
     "GET /v1/proformas/{id}/pdf",
     "GET /v1/verifactu/authorization",
     "POST /v1/verifactu/authorization/document",

@@ -12,6 +12,7 @@ mod bad_input;
 mod company;
 mod docs;
 mod documents;
+mod einvoice;
 mod entities;
 mod expense_import;
 mod fairness;
