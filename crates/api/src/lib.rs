@@ -176,6 +176,7 @@ pub fn route_table(state: &AppState) -> (Router<AppState>, utoipa::openapi::Open
         .merge(routes::health::routes())
         .split_for_parts();
     openapi::document_idempotency(&mut doc);
+    openapi::complete(&mut doc);
     (router, doc)
 }
 
