@@ -174,6 +174,7 @@ pub fn route_table(state: &AppState) -> (Router<AppState>, utoipa::openapi::Open
     let (router, mut doc) = OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
         .merge(v1_routes(state))
         .merge(routes::health::routes())
+        .merge(routes::avatar::routes())
         .split_for_parts();
     openapi::document_idempotency(&mut doc);
     openapi::complete(&mut doc);

@@ -8,6 +8,7 @@ use crate::support::*;
 const ROUTES: &[&str] = &[
     "GET /healthz",
     "GET /readyz",
+    "GET /avatars/{id}",
     "GET /v1/session",
     "GET /v1/company",
     "PATCH /v1/company",
