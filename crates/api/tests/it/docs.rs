@@ -258,3 +258,24 @@ db_test!(openapi_passes_the_openapi_3_1_validator, |app| {
         serde_json::json!(["R1", "R2", "R3", "R4", "R5"])
     );
 });
+
+db_test!(json_answers_end_with_a_newline, |app| {
+    // Shown in a terminal, one answer does not run into the next line or the prompt.
+    let session = app.get("/v1/session", As::Human(&app.a)).await.expect(200);
+    assert!(session.text().ends_with("}\n"), "{:?}", session.text());
+    let list = app.get("/v1/invoices", As::Human(&app.a)).await.expect(200);
+    assert!(list.text().ends_with("}\n"), "{:?}", list.text());
+    let held = app
+        .call(
+            "PATCH",
+            "/v1/company",
+            As::Ai(&app.a),
+            Some(serde_json::json!({"invoiceReferenceFormat": "INV-{year}-{number:5}"})),
+        )
+        .await
+        .expect(202);
+    assert!(held.text().ends_with("}\n"), "{:?}", held.text());
+    // Plain-text answers already end with one; PDFs and other bytes are left alone.
+    let health = app.get("/healthz", As::Anonymous).await.expect(200);
+    assert_eq!(health.text(), "ok");
+});
