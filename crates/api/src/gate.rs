@@ -43,6 +43,19 @@ use crate::{
 /// Largest body an AI caller's request may carry into the review queue (receipts are the largest).
 pub const MAX_CAPTURED_BODY: usize = 11 * 1024 * 1024;
 
+/// Reads a request body the gate keeps (held for review, or fingerprinted for an
+/// idempotency key), refusing one larger than [`MAX_CAPTURED_BODY`] with a 413.
+async fn captured_body(body: axum::body::Body) -> Result<axum::body::Bytes, ApiError> {
+    axum::body::to_bytes(body, MAX_CAPTURED_BODY)
+        .await
+        .map_err(|_| {
+            ApiError::PayloadTooLarge(format!(
+                "The request body is larger than {} MiB.",
+                MAX_CAPTURED_BODY / (1024 * 1024)
+            ))
+        })
+}
+
 /// The write transaction of the current request, shared with its handler.
 ///
 /// It begins lazily, on the handler's first [`Tx::conn`]: whatever a handler does before

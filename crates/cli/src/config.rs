@@ -65,6 +65,8 @@ pub struct Settings {
     pub api_url: Option<String>,
     /// Comma-separated host names the MCP server accepts in `Host` (`*`: any).
     pub mcp_allowed_hosts: Option<String>,
+    /// `INVOICING_MCP_ALLOWED_ORIGINS`: browser origins the MCP server accepts.
+    pub mcp_allowed_origins: Option<String>,
     /// OpenID Connect issuer URL for web sign-in of `oauth` members.
     pub oidc_issuer: Option<String>,
     /// This service's client id at that provider.
@@ -137,6 +139,7 @@ impl std::fmt::Debug for Settings {
             .field("mcp_addr", &self.mcp_addr)
             .field("api_url", &self.api_url)
             .field("mcp_allowed_hosts", &self.mcp_allowed_hosts)
+            .field("mcp_allowed_origins", &self.mcp_allowed_origins)
             .field("oidc_issuer", &self.oidc_issuer)
             .field("oidc_client_id", &self.oidc_client_id)
             .field(
@@ -282,6 +285,9 @@ impl Settings {
         }
         if let Some(v) = env("INVOICING_MCP_ALLOWED_HOSTS") {
             s.mcp_allowed_hosts = Some(v);
+        }
+        if let Some(v) = env("INVOICING_MCP_ALLOWED_ORIGINS") {
+            s.mcp_allowed_origins = Some(v);
         }
         if let Some(v) = env("INVOICING_OIDC_ISSUER") {
             s.oidc_issuer = Some(v);
@@ -462,6 +468,9 @@ impl Settings {
         mcp::McpConfig {
             api_url: self.api_url(),
             allowed_hosts: mcp::McpConfig::parse_allowed_hosts(self.mcp_allowed_hosts.as_deref()),
+            allowed_origins: mcp::McpConfig::parse_allowed_origins(
+                self.mcp_allowed_origins.as_deref(),
+            ),
             source_proof: None,
         }
     }

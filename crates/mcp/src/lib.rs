@@ -20,6 +20,7 @@ pub mod auth;
 pub mod resources;
 pub mod server;
 pub mod tools;
+pub mod transport;
 
 use std::{future::Future, sync::Arc};
 
@@ -32,6 +33,18 @@ use tower::Layer as _;
 /// Host names accepted in the `Host` header by default (loopback only).
 pub const DEFAULT_ALLOWED_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
 
+/// Browser origins accepted in the `Origin` header by default (pages served from this
+/// machine, any port, such as the MCP Inspector's). A request without `Origin` (every
+/// non-browser client) is not affected.
+pub const DEFAULT_ALLOWED_ORIGINS: [&str; 6] = [
+    "http://localhost:*",
+    "http://127.0.0.1:*",
+    "http://[::1]:*",
+    "https://localhost:*",
+    "https://127.0.0.1:*",
+    "https://[::1]:*",
+];
+
 /// What the MCP server needs to run.
 #[derive(Debug, Clone)]
 pub struct McpConfig {
@@ -40,6 +53,10 @@ pub struct McpConfig {
     /// Host names (or `host:port`) accepted in the `Host` header, against DNS
     /// rebinding; `None` accepts any host (behind a proxy that checks it).
     pub allowed_hosts: Option<Vec<String>>,
+    /// Browser origins (`scheme://host:port`, `:*` for any port) accepted in the `Origin`
+    /// header, against DNS rebinding from a web page: a request whose `Origin` is not one
+    /// of them gets `403`; `None` accepts any origin.
+    pub allowed_origins: Option<Vec<String>>,
     /// Proves to the API that requests marked `x-invoicing-source: mcp` come from this
     /// server (derived from the service's secret key); `None`: the mark is not believed
     /// and entries of standard tokens are recorded as source `api`.
@@ -49,16 +66,26 @@ pub struct McpConfig {
 impl McpConfig {
     /// Parses a comma-separated allowed-hosts setting; `*` means any host.
     pub fn parse_allowed_hosts(setting: Option<&str>) -> Option<Vec<String>> {
-        match setting.map(str::trim) {
-            None | Some("") => Some(DEFAULT_ALLOWED_HOSTS.map(str::to_owned).to_vec()),
-            Some("*") => None,
-            Some(list) => Some(
-                list.split(',')
-                    .map(|h| h.trim().to_owned())
-                    .filter(|h| !h.is_empty())
-                    .collect(),
-            ),
-        }
+        parse_list(setting, &DEFAULT_ALLOWED_HOSTS)
+    }
+
+    /// Parses a comma-separated allowed-origins setting; `*` means any origin.
+    pub fn parse_allowed_origins(setting: Option<&str>) -> Option<Vec<String>> {
+        parse_list(setting, &DEFAULT_ALLOWED_ORIGINS)
+    }
+}
+
+/// A comma-separated list setting: unset or empty gives the defaults, `*` means any.
+fn parse_list(setting: Option<&str>, defaults: &[&str]) -> Option<Vec<String>> {
+    match setting.map(str::trim) {
+        None | Some("") => Some(defaults.iter().map(|d| (*d).to_owned()).collect()),
+        Some("*") => None,
+        Some(list) => Some(
+            list.split(',')
+                .map(|h| h.trim().to_owned())
+                .filter(|h| !h.is_empty())
+                .collect(),
+        ),
     }
 }
 
@@ -74,12 +101,20 @@ pub fn router(config: &McpConfig) -> anyhow::Result<Router> {
         Some(hosts) => transport.with_allowed_hosts(hosts.clone()),
         None => transport.disable_allowed_hosts(),
     };
+    transport = match &config.allowed_origins {
+        Some(origins) => transport
+            .with_allowed_origins(origins.clone())
+            .enforce_origin_validation(),
+        None => transport.disable_allowed_origins(),
+    };
+    transport = transport.with_max_request_body_bytes(transport::MAX_BODY);
     let service = StreamableHttpService::new(
         move || Ok(handler.clone()),
         Arc::new(NeverSessionManager::default()),
         transport,
     );
-    let guarded = axum::middleware::from_fn_with_state(api, auth::require_token).layer(service);
+    let checked = axum::middleware::from_fn(transport::check_body).layer(service);
+    let guarded = axum::middleware::from_fn_with_state(api, auth::require_token).layer(checked);
     Ok(Router::new()
         .nest_service("/mcp", guarded)
         .route("/healthz", get(|| async { "ok" })))
@@ -112,6 +147,16 @@ mod tests {
         assert_eq!(
             McpConfig::parse_allowed_hosts(Some(" mcp.example.com, 10.0.0.5:8081 ")).unwrap(),
             ["mcp.example.com", "10.0.0.5:8081"]
+        );
+        assert_eq!(
+            McpConfig::parse_allowed_origins(Some("https://app.example.com:443")).unwrap(),
+            ["https://app.example.com:443"]
+        );
+        assert_eq!(McpConfig::parse_allowed_origins(Some(" * ")), None);
+        assert!(
+            McpConfig::parse_allowed_origins(None)
+                .unwrap()
+                .contains(&"http://localhost:*".to_owned())
         );
     }
 }

@@ -5,9 +5,11 @@ use std::sync::Arc;
 use rmcp::{
     ErrorData as McpError, RoleServer, ServerHandler,
     model::{
-        CallToolRequestParams, CallToolResponse, Implementation, ListResourceTemplatesResult,
-        ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
-        ReadResourceResponse, ReadResourceResult, ServerCapabilities, ServerConfig, Tool,
+        CallToolRequestParams, CallToolResponse, CompleteRequestMethod, CompleteRequestParams,
+        CompleteResult, Implementation, ListPromptsRequestMethod, ListPromptsResult,
+        ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+        ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ServerCapabilities,
+        ServerConfig, Tool,
     },
     service::RequestContext,
 };
@@ -79,6 +81,24 @@ impl ServerHandler for InvoicingMcp {
                 ),
         )
         .with_instructions(INSTRUCTIONS)
+    }
+
+    // The server declares resources and tools only: methods of capabilities it does not
+    // declare answer "method not found" (rmcp's defaults would answer empty lists).
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        Err(McpError::method_not_found::<ListPromptsRequestMethod>())
+    }
+
+    async fn complete(
+        &self,
+        _request: CompleteRequestParams,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
+        Err(McpError::method_not_found::<CompleteRequestMethod>())
     }
 
     async fn list_resources(

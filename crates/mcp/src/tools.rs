@@ -77,6 +77,21 @@ fn annotations(title: &str, destructive: bool) -> ToolAnnotations {
         .open_world(false)
 }
 
+/// What every tool returns as `structuredContent` (the text block carries the same
+/// object serialised, as the MCP specification asks for clients without structured output).
+fn output_schema() -> Arc<JsonObject> {
+    schema(json!({
+        "type": "object",
+        "properties": {
+            "status": {"type": "string", "enum": ["pending_approval", "done"], "description": "`pending_approval`: held in the AI review queue until a person approves it; `done`: it ran at once."},
+            "auditEntryId": {"type": "string", "description": "Id of the AI audit entry a person approves or rejects (with `pending_approval`)."},
+            "message": {"type": "string", "description": "What happens next, in words to relay to the user."},
+            "result": {"description": "The API's answer (with `done`)."},
+        },
+        "required": ["status", "message"],
+    }))
+}
+
 /// The tools with their schemas, descriptions and annotations.
 pub fn all() -> Vec<Tool> {
     let create_invoice = json!({
@@ -133,7 +148,8 @@ pub fn all() -> Vec<Tool> {
             schema(create_invoice),
         )
         .with_title("Create a draft invoice")
-        .with_annotations(annotations("Create a draft invoice", false)),
+        .with_annotations(annotations("Create a draft invoice", false))
+        .with_raw_output_schema(output_schema()),
         Tool::new(
             "create_expense",
             format!(
@@ -144,7 +160,8 @@ pub fn all() -> Vec<Tool> {
             schema(create_expense),
         )
         .with_title("Record an expense")
-        .with_annotations(annotations("Record an expense", false)),
+        .with_annotations(annotations("Record an expense", false))
+        .with_raw_output_schema(output_schema()),
         Tool::new(
             "generate_report",
             format!(
@@ -155,7 +172,8 @@ pub fn all() -> Vec<Tool> {
             schema(generate_report),
         )
         .with_title("Generate a business report")
-        .with_annotations(annotations("Generate a business report", false)),
+        .with_annotations(annotations("Generate a business report", false))
+        .with_raw_output_schema(output_schema()),
         Tool::new(
             "delete_report",
             format!(
@@ -165,7 +183,8 @@ pub fn all() -> Vec<Tool> {
             schema(delete_report),
         )
         .with_title("Delete a report")
-        .with_annotations(annotations("Delete a report", true)),
+        .with_annotations(annotations("Delete a report", true))
+        .with_raw_output_schema(output_schema()),
     ]
 }
 
@@ -328,6 +347,14 @@ fn forward(name: &str, arguments: Option<JsonObject>) -> Result<Forward, String>
     }
 }
 
+/// A successful result: the object as `structuredContent` and, serialised, as its text.
+fn structured(value: Value) -> CallToolResult {
+    let text = value.to_string();
+    let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+    result.structured_content = Some(value);
+    result
+}
+
 fn error_result(message: impl Into<String>) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(message.into())])
 }
@@ -366,24 +393,21 @@ pub async fn call(
                  nothing happens.",
                 f.after_approval
             );
-            let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
-            result.structured_content = Some(json!({
+            structured(json!({
                 "status": "pending_approval",
                 "auditEntryId": entry,
-                "message": held["message"],
-            }));
-            result
+                "message": text,
+            }))
         }
         s if s.is_success() => {
             // Only a person's request runs at once; the MCP server never is one,
             // but report faithfully if the API ever says it was done.
             let done = answer.json().unwrap_or(Value::Null);
-            let mut result = CallToolResult::success(vec![ContentBlock::text(format!(
-                "Done at once (HTTP {s}): {}",
-                answer.text()
-            ))]);
-            result.structured_content = Some(json!({ "status": "done", "result": done }));
-            result
+            structured(json!({
+                "status": "done",
+                "message": format!("Done at once (HTTP {s})."),
+                "result": done,
+            }))
         }
         s if s.is_client_error() => error_result(format!(
             "Refused (HTTP {}): {} Nothing was recorded.",

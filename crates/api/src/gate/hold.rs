@@ -16,7 +16,7 @@ use axum::{
 use serde::Serialize;
 use store::files::FileStore as _;
 
-use super::{MAX_CAPTURED_BODY, action_label, idempotency, run_in_tx};
+use super::{action_label, captured_body, idempotency, run_in_tx};
 use crate::{AppState, auth::Caller, error::ApiError};
 
 /// Largest JSON body kept inline in its audit entry; larger or binary bodies are files.
@@ -157,14 +157,7 @@ pub(super) async fn hold_for_review(
 ) -> Result<Response, ApiError> {
     let captured = Captured::of(&req);
     let (parts, body) = req.into_parts();
-    let bytes = axum::body::to_bytes(body, MAX_CAPTURED_BODY)
-        .await
-        .map_err(|_| {
-            ApiError::PayloadTooLarge(format!(
-                "The request body is larger than {} MiB.",
-                MAX_CAPTURED_BODY / (1024 * 1024)
-            ))
-        })?;
+    let bytes = captured_body(body).await?;
     let size = i64::try_from(bytes.len()).unwrap_or(i64::MAX);
     let limits = state.config.ai_queue;
 

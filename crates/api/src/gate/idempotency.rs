@@ -18,7 +18,7 @@ use axum::{
     response::{IntoResponse, IntoResponseParts, Response, ResponseParts},
 };
 
-use super::{MAX_CAPTURED_BODY, TxSlot};
+use super::{TxSlot, captured_body};
 use crate::{AppState, auth::Caller, error::ApiError};
 
 /// Header that makes a POST safe to retry.
@@ -101,14 +101,7 @@ pub(super) async fn prepare(
         .map(|p| p.as_str().to_owned())
         .unwrap_or_default();
     let (parts, body) = req.into_parts();
-    let bytes = axum::body::to_bytes(body, MAX_CAPTURED_BODY)
-        .await
-        .map_err(|_| {
-            ApiError::PayloadTooLarge(format!(
-                "The request body is larger than {} MiB.",
-                MAX_CAPTURED_BODY / (1024 * 1024)
-            ))
-        })?;
+    let bytes = captured_body(body).await?;
     let mut fingerprint = format!("POST\n{target}\n").into_bytes();
     fingerprint.extend_from_slice(&bytes);
     let idem = Idem {
