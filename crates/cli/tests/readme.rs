@@ -80,6 +80,22 @@ fn readme_block(heading: &str, lang: &str) -> String {
 #[test]
 fn readme_python_mcp_client_works_when_pasted() {
     let snippet = readme_block("## Connect an MCP client", "python");
+    // The README pins the SDK version the suite runs the snippet with.
+    let requirements = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/requirements.txt"
+    ))
+    .expect("tests/requirements.txt");
+    let pin = requirements
+        .lines()
+        .find(|l| l.starts_with("mcp=="))
+        .expect("mcp pinned in tests/requirements.txt");
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md"))
+        .expect("README");
+    assert!(
+        readme.contains(&format!("pip install \"{pin}\"")),
+        "README.md says `pip install \"{pin}\"`"
+    );
     let default_url = "\"http://127.0.0.1:8081/mcp\"";
     assert!(
         snippet.contains(default_url),
