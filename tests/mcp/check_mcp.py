@@ -65,9 +65,32 @@ def raw_mcp(auth=None, method="POST"):
 
 def check_refused(resp, what):
     assert resp.status_code == 401, f"{what}: {resp.status_code} {resp.text}"
-    assert resp.headers.get("www-authenticate", "").startswith("Bearer"), f"{what}: {resp.headers}"
-    assert resp.headers.get("content-type", "").startswith("text/plain"), f"{what}: {resp.headers}"
-    assert resp.text.strip(), f"{what}: empty body"
+    www = resp.headers.get("www-authenticate", "")
+    assert www.startswith('Bearer realm="invoicing"'), f"{what}: {resp.headers}"
+    assert "error_description=" in www and "OAuth" in www, f"{what}: {www}"
+    # A JSON-RPC error that tells a person what to do (MCP clients show its message).
+    assert resp.headers.get("content-type", "").startswith("application/json"), f"{what}: {resp.headers}"
+    error = resp.json()["error"]
+    assert error["code"] == -32001, f"{what}: {resp.text}"
+    assert "Authorization: Bearer <token>" in error["message"], f"{what}: {resp.text}"
+    assert "mcp_token" in error["message"], f"{what}: {resp.text}"
+
+
+async def check_sdk_shows_why():
+    step("the official client shows why it was refused, not only that it was")
+    try:
+        async with Session(str(uuid.uuid4())):
+            pass
+    except BaseException as e:  # noqa: BLE001 (anyio may wrap it in an exception group)
+        errors = list(getattr(e, "exceptions", [e]))
+        while any(hasattr(x, "exceptions") for x in errors):
+            errors = [y for x in errors for y in getattr(x, "exceptions", [x])]
+        messages = " | ".join(str(x) for x in errors)
+        assert "Authorization: Bearer <token>" in messages, messages
+        assert "no OAuth sign-in" in messages, messages
+        print(f"   {messages[:160]}")
+    else:
+        raise AssertionError("an unknown token opened a session")
 
 
 class Session:
@@ -398,6 +421,7 @@ async def check_reports(s):
 
 async def main():
     check_auth()
+    await check_sdk_shows_why()
     if CFG["mode"] == "reports":
         async with Session(CO["mcp_token"]) as s:
             await check_reports(s)

@@ -2,6 +2,7 @@
 
 pub mod agreements;
 pub mod audit;
+pub mod avatar;
 pub mod bank_accounts;
 pub mod company;
 pub mod dashboard;

@@ -172,6 +172,7 @@ pub struct ExchangeRateEntry {
 #[serde(deny_unknown_fields)]
 pub struct InvoiceVerifactu {
     /// `R1` to `R5`.
+    #[schema(value_type = crate::openapi::CorrectionReason)]
     pub reason: String,
 }
 
