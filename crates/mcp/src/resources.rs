@@ -24,6 +24,7 @@ pub const MAX_LIST_ITEMS: usize = 5_000;
 const PAGE_SIZE: usize = 500;
 
 const JSON: &str = "application/json";
+const XML: &str = "application/xml";
 
 /// The plain resources: `(path, name, description)`.
 const PLAIN: &[(&str, &str, &str)] = &[
@@ -88,6 +89,13 @@ const TEMPLATES: &[(&str, &str, &str)] = &[
         "One invoice with its lines, taxes and totals (integer cents).",
     ),
     (
+        "invoices/{id}/einvoice",
+        "E-invoice",
+        "An issued invoice as a structured e-invoice (XML as text) in the recipient's \
+         e-invoice format, else UBL 2.1 (EN 16931): what the customer's accounting system \
+         receives.",
+    ),
+    (
         "proformas/{id}",
         "Proforma",
         "One proforma with its lines, taxes and totals (integer cents).",
@@ -125,7 +133,11 @@ pub fn templates() -> Vec<ResourceTemplate> {
             ResourceTemplate::new(format!("{SCHEME}{path}"), *name)
                 .with_title(*name)
                 .with_description(*description)
-                .with_mime_type(JSON)
+                .with_mime_type(if path.ends_with("/einvoice") {
+                    XML
+                } else {
+                    JSON
+                })
         })
         .collect()
 }
@@ -135,6 +147,8 @@ pub fn templates() -> Vec<ResourceTemplate> {
 enum Target {
     /// One object at an API path.
     One(String),
+    /// An XML document at an API path, passed through as text.
+    Xml(String),
     /// A collection at an API path; `strip_lines` drops each item's `lines`.
     List { path: String, strip_lines: bool },
     /// A collection filtered by an entity, which must exist in the company first.
@@ -170,6 +184,9 @@ fn parse(uri: &str) -> Option<Target> {
             c @ ("entities" | "invoices" | "proformas" | "expenses" | "reports"),
             id,
         ] if is_valid_id(id) => Target::One(format!("/v1/{c}/{id}")),
+        ["invoices", id, "einvoice"] if is_valid_id(id) => {
+            Target::Xml(format!("/v1/invoices/{id}/einvoice"))
+        }
         ["entities", id, "invoices"] if is_valid_id(id) => Target::OfEntity {
             entity_id: (*id).to_owned(),
             path: "/v1/invoices".into(),
@@ -192,13 +209,20 @@ pub async fn read(api: &ApiClient, token: &str, uri: &str) -> Result<ResourceCon
                 "Resource `{uri}` not found: resources are invoicing://company, entities, \
                  invoices, proformas, expenses, reports, and the templates \
                  invoicing://entities/{{id}}, entities/{{id}}/invoices, \
-                 entities/{{id}}/expenses, invoices/{{id}}, proformas/{{id}}, expenses/{{id}}, \
-                 reports/{{id}}."
+                 entities/{{id}}/expenses, invoices/{{id}}, invoices/{{id}}/einvoice, \
+                 proformas/{{id}}, expenses/{{id}}, reports/{{id}}."
             ),
             None,
         )
     })?;
     let value = match target {
+        Target::Xml(path) => {
+            let answer = api.get(token, &path).await.map_err(unavailable)?;
+            if !answer.status.is_success() {
+                return Err(refused(uri, &answer));
+            }
+            return Ok(ResourceContents::text(answer.text(), uri).with_mime_type(XML));
+        }
         Target::One(path) => fetch(api, token, uri, &path).await?,
         Target::List { path, strip_lines } => collect(api, token, uri, &path, strip_lines).await?,
         Target::OfEntity {
