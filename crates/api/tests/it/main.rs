@@ -28,6 +28,7 @@ mod members;
 mod members_mail;
 mod members_status;
 mod money;
+mod paid_status;
 mod pdf;
 mod queue;
 mod ratelimit;
