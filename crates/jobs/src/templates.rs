@@ -65,6 +65,30 @@ const TEMPLATES: &[(&str, Lang, &str, &str)] = &[
         include_str!("../templates/report_ready.es.txt"),
         include_str!("../templates/report_ready.es.html"),
     ),
+    (
+        "invoice_send",
+        Lang::En,
+        include_str!("../templates/invoice_send.en.txt"),
+        include_str!("../templates/invoice_send.en.html"),
+    ),
+    (
+        "invoice_send",
+        Lang::Es,
+        include_str!("../templates/invoice_send.es.txt"),
+        include_str!("../templates/invoice_send.es.html"),
+    ),
+    (
+        "invoice_reminder",
+        Lang::En,
+        include_str!("../templates/invoice_reminder.en.txt"),
+        include_str!("../templates/invoice_reminder.en.html"),
+    ),
+    (
+        "invoice_reminder",
+        Lang::Es,
+        include_str!("../templates/invoice_reminder.es.txt"),
+        include_str!("../templates/invoice_reminder.es.html"),
+    ),
 ];
 
 /// A rendered message.

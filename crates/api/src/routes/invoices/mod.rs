@@ -5,6 +5,8 @@ pub mod corrections;
 pub mod issue;
 pub mod model;
 pub mod payments;
+pub mod recurring;
+pub mod send;
 
 use axum::{
     Json,
