@@ -147,18 +147,21 @@ pub async fn delete(conn: &mut AnyConnection, company_id: &str, id: &str) -> sql
     Ok(false)
 }
 
-/// Active schedules with a period that has started by `today` (`YYYY-MM-DD`), oldest
-/// first, at most `limit`.
+/// Active schedules with a period that has started by `today` (`YYYY-MM-DD`), in id
+/// order after `after_id`, at most `limit`: a pass walks them all once, so schedules that
+/// cannot run (and stay due) never keep the others waiting.
 pub async fn due(
     conn: &mut AnyConnection,
     today: &str,
+    after_id: Option<&str>,
     limit: i64,
 ) -> sqlx::Result<Vec<RecurringRow>> {
     sqlx::query_as::<_, RecurringRow>(sqlx::AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM recurring_invoices WHERE next_run_date IS NOT NULL \
-         AND next_run_date <= $1 AND paused = 0 ORDER BY next_run_date, id LIMIT $2"
+         AND next_run_date <= $1 AND paused = 0 AND ($2 IS NULL OR id > $2) ORDER BY id LIMIT $3"
     )))
     .bind(today)
+    .bind(after_id)
     .bind(limit)
     .fetch_all(conn)
     .await

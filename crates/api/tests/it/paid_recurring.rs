@@ -360,3 +360,49 @@ db_test!(
         assert_eq!(list["data"].as_array().unwrap().len(), 1);
     }
 );
+
+db_test!(
+    a_schedule_that_cannot_make_its_draft_says_why_until_fixed,
+    |app| {
+        app.set_time("2026-01-01T00:00:00Z");
+        app.settle(&app.a).await;
+        let gone = app.entity(&app.a, irish_customer()).await;
+        let kept = app.entity(&app.a, irish_customer()).await;
+        let broken = create(&app, monthly(&gone, "2026-02-01")).await;
+        let broken = broken["id"].as_str().unwrap().to_owned();
+        let fine = create(&app, monthly(&kept, "2026-02-01")).await;
+        let fine = fine["id"].as_str().unwrap().to_owned();
+        app.call(
+            "DELETE",
+            &format!("/v1/entities/{gone}"),
+            As::Human(&app.a),
+            None,
+        )
+        .await
+        .expect(204);
+        let outbox = tempfile::tempdir().unwrap();
+        let worker = app.paid_worker(None, outbox.path());
+        app.set_time("2026-03-05T00:00:00Z");
+        // The broken schedule delays no other: the fine one gets its two drafts.
+        assert_eq!(worker.run_schedule(app.now()).await.unwrap().drafts, 2);
+        assert_eq!(app.made_by(&fine).await.len(), 2);
+        let r = get(&app, &broken).await;
+        let error = r["last_error"].as_str().unwrap_or_default().to_owned();
+        assert!(error.contains("2026-02-01"), "{r}");
+        assert_eq!(r["next_run_date"], "2026-02-01", "the period stays due");
+        assert_eq!(worker.run_schedule(app.now()).await.unwrap().drafts, 0);
+        // Fixed with PATCH: the missed periods are made on the next pass, and the error clears.
+        app.call(
+            "PATCH",
+            &format!("/v1/recurring-invoices/{broken}"),
+            As::Human(&app.a),
+            Some(json!({"recipient_id": kept})),
+        )
+        .await
+        .expect(200);
+        assert_eq!(worker.run_schedule(app.now()).await.unwrap().drafts, 2);
+        let r = get(&app, &broken).await;
+        assert!(r["last_error"].is_null(), "{r}");
+        assert_eq!(r["next_run_date"], "2026-04-01");
+    }
+);

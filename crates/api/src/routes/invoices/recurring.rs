@@ -29,7 +29,7 @@ use crate::{
 const MAX_PER_COMPANY: i64 = 1000;
 /// Periods one schedule catches up in one pass of the worker (the next pass goes on).
 const MAX_PERIODS_PER_PASS: usize = 100;
-/// Schedules looked at per batch of a pass.
+/// Schedules read per batch of a pass.
 const BATCH: i64 = 100;
 /// The schedule fields of the body; everything else is the draft's (CreateInvoiceRequest).
 const SCHEDULE_FIELDS: [&str; 7] = [
@@ -482,20 +482,23 @@ fn message(e: &ApiError) -> String {
 pub async fn run_due(state: &AppState, now: DateTime<Utc>) -> anyhow::Result<usize> {
     let today = now.date_naive().format("%Y-%m-%d").to_string();
     let mut made = 0;
-    // Each batch moves every schedule it runs past today, or records why not: a schedule
-    // that could not run stays due, so stop after one batch that made nothing.
+    // One walk over the due schedules in id order: each gets its turn once per pass, and
+    // one that cannot run (it stays due, with its `last_error`) delays no other.
+    let mut after: Option<String> = None;
     loop {
         let due = {
             let mut conn = state.db.pool().acquire().await?;
-            store::recurring::due(&mut conn, &today, BATCH).await?
+            store::recurring::due(&mut conn, &today, after.as_deref(), BATCH).await?
         };
+        let Some(last) = due.last() else {
+            return Ok(made);
+        };
+        after = Some(last.id.clone());
         let full = due.len() as i64 == BATCH;
-        let mut progress = 0;
         for schedule in due {
-            progress += run_schedule(state, schedule, now).await?;
+            made += run_schedule(state, schedule, now).await?;
         }
-        made += progress;
-        if !full || progress == 0 {
+        if !full {
             return Ok(made);
         }
     }
@@ -531,6 +534,7 @@ async fn run_schedule(
         let mut draft = match draft {
             Ok(d) => d,
             Err(e) => {
+                tracing::warn!(schedule = %s.id, period = %period, error = %e, "a recurring draft could not be made");
                 // The period stays due: the draft is made once the schedule is fixed.
                 record_error(
                     state,
@@ -586,6 +590,11 @@ async fn run_schedule(
         if s.auto_issue != 0
             && let Err(e) = issue_and_send(state, &s, draft).await
         {
+            if let Step::Issue(inner @ ApiError::Internal(_))
+            | Step::Send(inner @ ApiError::Internal(_)) = &e
+            {
+                tracing::error!(schedule = %s.id, period = %period, error = %inner, "automatic issue or send of a recurring invoice failed");
+            }
             let error = match e {
                 Step::Issue(e) => format!(
                     "The invoice of the period starting {period} stays a draft: {}",
