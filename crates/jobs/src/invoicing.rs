@@ -74,12 +74,15 @@ pub async fn run_schedule(ctx: &Context, now: DateTime<Utc>) -> anyhow::Result<P
 }
 
 const DAY: i64 = 86_400_000_000;
+/// How late the last reminder step may still be sent (days after it came).
+const LATE_WINDOW_DAYS: i64 = 30;
 
 /// Queues the reminders due at `now`: for each unpaid invoice, the latest `reminderDays`
 /// step that has come, unless it had that step already (the unique index on
 /// `deliveries (invoice_id, step)` makes a step happen once, also across workers and
 /// restarts). Earlier steps missed while no worker ran are not sent late: the customer
-/// gets one reminder, the latest. Returns how many were queued.
+/// gets one reminder, the latest; the last step is sent at most 30 days late. Returns how
+/// many were queued.
 pub async fn queue_reminders(
     db: &store::Db,
     hooks: &dyn Invoicing,
@@ -106,11 +109,18 @@ pub async fn queue_reminders(
             steps.sort_unstable();
             steps.dedup();
             // Step i is due for invoices due at least steps[i] days ago and less than
-            // steps[i + 1] days ago (the later step is theirs then).
+            // steps[i + 1] days ago (the later step is theirs then); the last step for
+            // those due less than LATE_WINDOW_DAYS after it. So each pass reads only
+            // invoices in a window, and turning reminders on does not mail every invoice
+            // that has been overdue for years.
             for (i, step) in steps.iter().enumerate() {
                 let due_by = now - step * DAY;
-                let due_after = steps.get(i + 1).map(|next| now - next * DAY);
-                queued += remind_step(db, hooks, company_id, *step, due_after, due_by).await?;
+                let due_after = match steps.get(i + 1) {
+                    Some(next) => now - next * DAY,
+                    None => now - (step + LATE_WINDOW_DAYS) * DAY,
+                };
+                queued +=
+                    remind_step(db, hooks, company_id, *step, Some(due_after), due_by).await?;
             }
         }
         if (companies.len() as i64) < REMINDER_BATCH {

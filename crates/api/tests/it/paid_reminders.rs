@@ -74,12 +74,15 @@ db_test!(
             restarted.run_schedule(app.now()).await.unwrap().reminders,
             1
         );
-        // Much later: the invoice due on 30 March gets its latest step only, once.
-        app.set_time("2026-06-01T00:00:00Z");
+        // Later: the invoice due on 30 March, first looked at 16 days after, gets its
+        // latest step only, once.
+        app.set_time("2026-04-15T00:00:00Z");
         assert_eq!(
             restarted.run_schedule(app.now()).await.unwrap().reminders,
             1
         );
+        assert_eq!(worker.run_schedule(app.now()).await.unwrap().reminders, 0);
+        app.set_time("2026-09-01T00:00:00Z");
         assert_eq!(worker.run_schedule(app.now()).await.unwrap().reminders, 0);
         restarted.run_until_idle().await.unwrap();
 
@@ -97,9 +100,45 @@ db_test!(
         let sent = |s: i64| ("reminder".to_owned(), s, "sent".to_owned());
         assert_eq!(steps(app.deliveries(late).await), vec![sent(3), sent(10)]);
         assert_eq!(steps(app.deliveries(paid_later).await), vec![sent(3)]);
-        // Due on 30 March and unpaid on 1 June: its latest step (10 days) only, once.
+        // Due on 30 March and unpaid on 15 April: its latest step (10 days) only, once.
         assert_eq!(steps(app.deliveries(not_yet).await), vec![sent(10)]);
         assert_eq!(outbox_mails(outbox.path()).len(), 4);
+    }
+);
+
+db_test!(
+    turning_reminders_on_does_not_mail_long_overdue_invoices,
+    |app| {
+        app.set_time("2026-01-01T10:00:00Z");
+        app.settle(&app.a).await;
+        let mut customer = irish_customer();
+        customer["email"] = json!("ap@dublin.example");
+        let c = app.entity(&app.a, customer).await;
+        for due in ["2026-01-05", "2026-04-20"] {
+            let d = app
+                .draft(
+                    &app.a,
+                    json!({"recipient_id": c, "lines": one_line(10000), "due_date": due}),
+                )
+                .await;
+            app.issue(&app.a, d["id"].as_str().unwrap()).await;
+        }
+        app.set_time("2026-05-01T00:00:00Z");
+        let outbox = tempfile::tempdir().unwrap();
+        let worker = app.paid_worker(None, outbox.path());
+        // Without reminderDays nothing is reminded.
+        assert_eq!(worker.run_schedule(app.now()).await.unwrap().reminders, 0);
+        app.call(
+            "PATCH",
+            "/v1/company",
+            As::Human(&app.a),
+            Some(json!({"reminderDays": [7]})),
+        )
+        .await
+        .expect(200);
+        // Overdue since January (more than 30 days past its step): not mailed now. Due on
+        // 20 April: its 7-day step has come.
+        assert_eq!(worker.run_schedule(app.now()).await.unwrap().reminders, 1);
     }
 );
 
