@@ -66,4 +66,6 @@ CREATE TABLE deliveries (
     sent_at BIGINT
 );
 CREATE INDEX deliveries_invoice ON deliveries (company_id, invoice_id, id);
+-- The cap on a company's deliveries waiting to be mailed.
+CREATE INDEX deliveries_queued ON deliveries (company_id, status);
 CREATE UNIQUE INDEX deliveries_reminder_step ON deliveries (invoice_id, step);

@@ -82,6 +82,16 @@ pub async fn insert_queued(conn: &mut AnyConnection, d: &DeliveryRow) -> sqlx::R
     Ok(true)
 }
 
+/// How many deliveries of the company wait to be mailed.
+pub async fn queued_count(conn: &mut AnyConnection, company_id: &str) -> sqlx::Result<i64> {
+    sqlx::query_scalar(
+        "SELECT COUNT(*) FROM deliveries WHERE company_id = $1 AND status = 'queued'",
+    )
+    .bind(company_id)
+    .fetch_one(conn)
+    .await
+}
+
 /// One delivery of the company.
 pub async fn get(
     conn: &mut AnyConnection,

@@ -250,3 +250,46 @@ db_test!(
         assert_eq!(back.messages().len(), 1);
     }
 );
+
+db_test!(a_company_with_a_full_mail_queue_gets_429, |app| {
+    let inv = issued_to(&app, Some("ap@dublin.example"), None).await;
+    let id = inv["id"].as_str().unwrap();
+    // Fill the company's queue up to the cap, as a burst of sends would.
+    let mut tx = app.db.begin_write().await.unwrap();
+    for _ in 0..api::routes::invoices::send::MAX_QUEUED_PER_COMPANY {
+        sqlx::query(
+            "INSERT INTO deliveries (id, company_id, invoice_id, kind, step, status, to_json, \
+             cc_json, message, attachments_json, language, error, created_at, sent_at) \
+             VALUES ($1, $2, $3, 'send', NULL, 'queued', '[]', '[]', NULL, '[]', 'en', NULL, 0, NULL)",
+        )
+        .bind(uuid::Uuid::now_v7().to_string())
+        .bind(&app.a.company_id)
+        .bind(id)
+        .execute(tx.conn())
+        .await
+        .unwrap();
+    }
+    tx.commit().await.unwrap();
+    let r = send(&app, As::Human(&app.a), id, json!({}))
+        .await
+        .expect(429);
+    assert!(r.headers.contains_key("retry-after"));
+    assert!(r.text().contains("waiting"), "{}", r.text());
+    // Another company is not affected.
+    app.settle(&app.b).await;
+    let mut customer = irish_customer();
+    customer["email"] = json!("ap@b-customer.example");
+    let c = app.entity(&app.b, customer).await;
+    let d = app
+        .draft(&app.b, json!({"recipient_id": c, "lines": one_line(100)}))
+        .await;
+    let issued = app.issue(&app.b, d["id"].as_str().unwrap()).await;
+    send(
+        &app,
+        As::Human(&app.b),
+        issued["id"].as_str().unwrap(),
+        json!({}),
+    )
+    .await
+    .expect(201);
+});

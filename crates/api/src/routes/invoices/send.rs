@@ -27,6 +27,8 @@ use crate::{
 const MAX_RECIPIENTS: usize = 10;
 /// Longest personal message, in characters.
 const MAX_MESSAGE: usize = 2000;
+/// Most deliveries one company may have waiting to be mailed.
+pub const MAX_QUEUED_PER_COMPANY: i64 = 1000;
 
 /// Mailing an issued invoice to its customer.
 #[derive(Debug, Clone, Default, Deserialize, utoipa::ToSchema)]
@@ -114,6 +116,15 @@ pub(crate) async fn queue_send(
     now: DateTime<Utc>,
 ) -> ApiResult<store::deliveries::DeliveryRow> {
     ensure_issued(invoice)?;
+    if store::deliveries::queued_count(conn, &invoice.company_id).await? >= MAX_QUEUED_PER_COMPANY {
+        return Err(ApiError::TooManyRequests {
+            message: format!(
+                "The company has {MAX_QUEUED_PER_COMPANY} mails waiting to be sent; send this \
+                 one once some have gone out."
+            ),
+            retry_after_secs: 60,
+        });
+    }
     let entity = store::entities::get(conn, &invoice.company_id, &invoice.recipient_id)
         .await?
         .ok_or_else(|| ApiError::bad_request("The invoice's recipient no longer exists."))?;
@@ -240,6 +251,7 @@ fn ensure_issued(invoice: &store::invoices::InvoiceRow) -> ApiResult<()> {
     params(("id" = String, Path, description = "Invoice id")),
     responses((status = 201, body = Delivery),
         (status = 409, description = "The invoice is a draft", body = String, content_type = "text/plain"),
+        (status = 429, description = "The company has too many mails waiting to be sent (`Retry-After` says when to ask again)", body = String, content_type = "text/plain"),
         crate::openapi::WriteErrors))]
 pub async fn send_invoice(
     State(state): State<AppState>,
