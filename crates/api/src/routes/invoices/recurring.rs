@@ -88,12 +88,13 @@ struct ScheduleFields {
 }
 
 /// Creating a recurring invoice: the fields of CreateInvoiceRequest (but `due_date`,
-/// which each issue takes from the payment terms), plus the schedule.
-#[derive(Debug, utoipa::ToSchema)]
+/// which each issue takes from the payment terms), plus the schedule. (For the OpenAPI
+/// description; the handler splits the body itself.)
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[allow(dead_code)]
 pub struct CreateRecurringInvoiceRequest {
     /// The draft each period gets (the fields of CreateInvoiceRequest, at the top level).
-    #[schema(inline)]
+    #[serde(flatten)]
     pub invoice: CreateInvoiceRequest,
     pub frequency: Frequency,
     /// Every `interval` weeks, months, quarters or years (default 1).
@@ -107,6 +108,24 @@ pub struct CreateRecurringInvoiceRequest {
     /// Mail each issued invoice to the recipient's `email` (needs `auto_issue`).
     pub auto_send: Option<bool>,
     /// `active` (default) or `paused`.
+    pub status: Option<String>,
+}
+
+/// Changing a recurring invoice: any subset of the create fields; a draft field set to
+/// null is removed. (For the OpenAPI description.)
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[allow(dead_code)]
+pub struct UpdateRecurringInvoiceRequest {
+    /// Fields of the draft each period gets (those of UpdateInvoiceRequest).
+    #[serde(flatten)]
+    pub invoice: super::UpdateInvoiceRequest,
+    pub frequency: Option<Frequency>,
+    pub interval: Option<i64>,
+    pub start_date: Option<NaiveDate>,
+    pub end_date: Option<NaiveDate>,
+    pub auto_issue: Option<bool>,
+    pub auto_send: Option<bool>,
+    /// `paused` stops the runs; `active` resumes from the first period starting today or later.
     pub status: Option<String>,
 }
 
@@ -391,7 +410,7 @@ pub async fn get_recurring(
 /// removed. `status` `paused` stops it; `active` resumes it from the first period that
 /// starts today or later (periods that started while it was paused are skipped).
 #[utoipa::path(patch, path = "/v1/recurring-invoices/{id}", tag = "recurring-invoices",
-    request_body = CreateRecurringInvoiceRequest,
+    request_body = UpdateRecurringInvoiceRequest,
     params(("id" = String, Path, description = "Recurring invoice id")),
     responses((status = 200, body = RecurringInvoice), crate::openapi::WriteErrors))]
 pub async fn update_recurring(
