@@ -406,3 +406,29 @@ db_test!(
         assert_eq!(r["next_run_date"], "2026-04-01");
     }
 );
+
+db_test!(
+    a_corrupt_schedule_is_an_error_and_stops_only_itself,
+    |app| {
+        app.set_time("2026-01-01T00:00:00Z");
+        app.settle(&app.a).await;
+        let c = app.entity(&app.a, irish_customer()).await;
+        let bad = create(&app, monthly(&c, "2026-01-01")).await;
+        let bad = bad["id"].as_str().unwrap().to_owned();
+        let good = create(&app, monthly(&c, "2026-01-01")).await;
+        let good = good["id"].as_str().unwrap().to_owned();
+        sqlx::query("UPDATE recurring_invoices SET frequency = 'fortnightly' WHERE id = $1")
+            .bind(&bad)
+            .execute(app.db.pool())
+            .await
+            .unwrap();
+        // Stored data that does not decode is an error, never a silent default.
+        app.get(&format!("/v1/recurring-invoices/{bad}"), As::Human(&app.a))
+            .await
+            .expect(500);
+        let outbox = tempfile::tempdir().unwrap();
+        let worker = app.paid_worker(None, outbox.path());
+        assert_eq!(worker.run_schedule(app.now()).await.unwrap().drafts, 1);
+        assert_eq!(app.made_by(&good).await.len(), 1);
+    }
+);

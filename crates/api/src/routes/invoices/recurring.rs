@@ -515,7 +515,15 @@ pub async fn run_due(state: &AppState, now: DateTime<Utc>) -> anyhow::Result<usi
         after = Some(last.id.clone());
         let full = due.len() as i64 == BATCH;
         for schedule in due {
-            made += run_schedule(state, schedule, now).await?;
+            let id = schedule.id.clone();
+            match run_schedule(state, schedule, now).await {
+                Ok(n) => made += n,
+                // One schedule's failure (stored data that does not decode, a lost
+                // connection) is logged and stops only that schedule for this pass.
+                Err(e) => {
+                    tracing::error!(schedule = %id, error = %format!("{e:#}"), "running a recurring invoice failed")
+                }
+            }
         }
         if !full {
             return Ok(made);
