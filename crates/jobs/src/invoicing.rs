@@ -102,30 +102,48 @@ pub async fn queue_reminders(
         };
         after = Some(last.clone());
         for (company_id, days_json) in &companies {
-            let mut steps: Vec<i64> = serde_json::from_str(days_json).map_err(|e| {
-                anyhow::anyhow!("company {company_id} has reminder days that do not decode: {e}")
-            })?;
-            steps.retain(|d| *d >= 0);
-            steps.sort_unstable();
-            steps.dedup();
-            // Step i is due for invoices due at least steps[i] days ago and less than
-            // steps[i + 1] days ago (the later step is theirs then); the last step for
-            // those due less than LATE_WINDOW_DAYS after it. So each pass reads only
-            // invoices in a window, and turning reminders on does not mail every invoice
-            // that has been overdue for years.
-            for (i, step) in steps.iter().enumerate() {
-                let due_by = now - step * DAY;
-                let due_after = match steps.get(i + 1) {
-                    Some(next) => now - next * DAY,
-                    None => now - (step + LATE_WINDOW_DAYS) * DAY,
-                };
-                queued +=
-                    remind_step(db, hooks, company_id, *step, Some(due_after), due_by).await?;
+            match remind_company(db, hooks, company_id, days_json, now).await {
+                Ok(n) => queued += n,
+                // One company's failure (stored data that does not decode) is logged and
+                // stops only its reminders for this pass.
+                Err(e) => {
+                    tracing::error!(company = %company_id, error = %format!("{e:#}"), "queuing reminders failed")
+                }
             }
         }
         if (companies.len() as i64) < REMINDER_BATCH {
             break;
         }
+    }
+    Ok(queued)
+}
+
+/// Queues the due reminders of one company (`days_json`: its `reminderDays`).
+async fn remind_company(
+    db: &store::Db,
+    hooks: &dyn Invoicing,
+    company_id: &str,
+    days_json: &str,
+    now: i64,
+) -> anyhow::Result<usize> {
+    let mut steps: Vec<i64> = serde_json::from_str(days_json).map_err(|e| {
+        anyhow::anyhow!("company {company_id} has reminder days that do not decode: {e}")
+    })?;
+    steps.retain(|d| *d >= 0);
+    steps.sort_unstable();
+    steps.dedup();
+    let mut queued = 0;
+    // Step i is due for invoices due at least steps[i] days ago and less than
+    // steps[i + 1] days ago (the later step is theirs then); the last step for those due
+    // less than LATE_WINDOW_DAYS after it. So each pass reads only invoices in a window,
+    // and turning reminders on does not mail every invoice that has been overdue for years.
+    for (i, step) in steps.iter().enumerate() {
+        let due_by = now - step * DAY;
+        let due_after = match steps.get(i + 1) {
+            Some(next) => now - next * DAY,
+            None => now - (step + LATE_WINDOW_DAYS) * DAY,
+        };
+        queued += remind_step(db, hooks, company_id, *step, Some(due_after), due_by).await?;
     }
     Ok(queued)
 }
