@@ -43,6 +43,7 @@ JSON `{error, message, requiresAuthorizationUrl?}`. Lists take `limit` and `curs
         (name = "ai-audit", description = "The review queue of AI callers' requests"),
         (name = "entities", description = "Customers and suppliers"),
         (name = "invoices", description = "Invoices, corrective invoices, taxes"),
+        (name = "recurring-invoices", description = "Invoices made every week, month, quarter or year"),
         (name = "proformas", description = "Proforma invoices"),
         (name = "expenses", description = "Supplier bills and receipts"),
         (name = "bank-accounts", description = "Bank accounts and balance snapshots"),

@@ -201,7 +201,8 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Worker { concurrency } => {
             let public_url = settings.public_url(&settings.http_addr());
-            let worker = worker(&settings, &db, public_url, concurrency)?;
+            let state = api_state(&settings, &db, public_url.clone())?;
+            let worker = worker(&settings, &db, public_url, concurrency, state)?;
             worker.run(stopped(shutdown_channel())).await;
             db.close().await;
             Ok(())
@@ -235,6 +236,7 @@ fn worker(
     db: &store::Db,
     public_url: String,
     concurrency: usize,
+    state: api::AppState,
 ) -> anyhow::Result<jobs::Worker> {
     let mailer = jobs::Mailer::new(&settings.mail())?;
     tracing::info!(mail = %mailer.describe(), "mail goes to");
@@ -257,12 +259,72 @@ fn worker(
             jobs::aeat::HttpPowerOfAttorneyChecker::new(url).map_err(|e| anyhow::anyhow!(e))?;
         ctx.poa_checker = Some(std::sync::Arc::new(checker));
     }
+    let ctx = ctx.with_invoicing(std::sync::Arc::new(ApiInvoicing(state)));
     Ok(jobs::Worker::new(
         ctx,
         jobs::Registry::standard(),
         jobs::WorkerConfig {
             concurrency,
+            getting_paid_interval: settings.schedule_interval(),
             ..jobs::WorkerConfig::default()
+        },
+    ))
+}
+
+/// The API's invoice logic as the worker uses it: invoice attachments (PDFs) and the
+/// drafts of recurring invoices (`api::routes::invoices::{send, recurring}`).
+struct ApiInvoicing(api::AppState);
+
+impl jobs::invoicing::Invoicing for ApiInvoicing {
+    fn attachment_names(&self, invoice: &store::invoices::InvoiceRow) -> Vec<String> {
+        api::routes::invoices::send::attachments(invoice)
+    }
+
+    fn attachment<'a>(
+        &'a self,
+        company_id: &'a str,
+        invoice_id: &'a str,
+        name: &'a str,
+    ) -> jobs::invoicing::BoxFuture<'a, anyhow::Result<jobs::mail::MailAttachment>> {
+        Box::pin(async move {
+            let (content_type, bytes) =
+                api::routes::invoices::send::attachment(&self.0, company_id, invoice_id, name)
+                    .await
+                    .map_err(|e| anyhow::anyhow!("{name} of invoice {invoice_id}: {e}"))?;
+            Ok(jobs::mail::MailAttachment {
+                name: name.to_owned(),
+                content_type,
+                bytes,
+            })
+        })
+    }
+
+    fn run_recurring(
+        &self,
+        now: jobs::invoicing::Now,
+    ) -> jobs::invoicing::BoxFuture<'_, anyhow::Result<usize>> {
+        Box::pin(api::routes::invoices::recurring::run_due(&self.0, now))
+    }
+}
+
+/// The API's state over `db` as the settings say.
+fn api_state(
+    settings: &config::Settings,
+    db: &store::Db,
+    public_url: String,
+) -> anyhow::Result<api::AppState> {
+    Ok(api::AppState::new(
+        db.clone(),
+        api::ApiConfig {
+            public_url,
+            fx_url: settings.fx_url(),
+            aeat_mode: settings.aeat_mode()?,
+            secret_key: settings.secret_key()?,
+            rate_limit_per_minute: settings.rate_limit_per_minute(),
+            snippet_runner: Some(snippet_runner()?),
+            limits: settings.limits()?,
+            signature_trust: settings.signature_trust()?,
+            ai_queue: settings.ai_queue()?,
         },
     ))
 }
@@ -359,10 +421,11 @@ async fn serve(
         web::WebState::new(state.clone(), settings.oidc()?)?
             .with_trusted_proxies(settings.trusted_proxies()?),
     );
+    let worker_state = state.clone();
     let app = api::app(state).merge(web);
     let stop = shutdown_channel();
     let worker = if with_worker {
-        let w = worker(&settings, &db, settings.public_url(&bound), 2)?;
+        let w = worker(&settings, &db, settings.public_url(&bound), 2, worker_state)?;
         Some(tokio::spawn(w.run(stopped(stop.clone()))))
     } else {
         None

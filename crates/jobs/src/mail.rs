@@ -13,7 +13,7 @@ use std::{path::PathBuf, time::Duration};
 use crate::JobError;
 use lettre::{
     AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor,
-    message::{Body, Mailbox, MultiPart, SinglePart, header},
+    message::{Attachment, Body, Mailbox, MultiPart, SinglePart, header},
 };
 
 /// Where mail goes and who sends it.
@@ -49,6 +49,19 @@ pub struct OutgoingMail {
     pub html: String,
     /// Stable id (the job's), so a resend after a crash is recognisable as the same message.
     pub message_id: Option<String>,
+    /// Copies (`Cc`).
+    pub cc: Vec<String>,
+    /// Files attached after the text and HTML parts.
+    pub attachments: Vec<MailAttachment>,
+}
+
+/// A file attached to a message.
+#[derive(Clone)]
+pub struct MailAttachment {
+    pub name: String,
+    /// A MIME type such as `application/pdf`.
+    pub content_type: String,
+    pub bytes: Vec<u8>,
 }
 
 impl std::fmt::Debug for OutgoingMail {
@@ -123,18 +136,35 @@ impl Mailer {
             .from(self.from.clone())
             .to(to)
             .subject(&mail.subject);
+        for cc in &mail.cc {
+            let cc: Mailbox = cc
+                .parse()
+                .map_err(|e| JobError::Permanent(format!("`{cc}` is not a mail address: {e}")))?;
+            builder = builder.cc(cc);
+        }
         if let Some(id) = &mail.message_id {
             builder = builder.message_id(Some(format!("<{id}@{}>", self.domain)));
         }
         let part = |ct: header::ContentType, body: &str| {
             SinglePart::builder().header(ct).body(readable_body(body))
         };
+        let body = MultiPart::alternative()
+            .singlepart(part(header::ContentType::TEXT_PLAIN, &mail.text))
+            .singlepart(part(header::ContentType::TEXT_HTML, &mail.html));
+        let body = if mail.attachments.is_empty() {
+            body
+        } else {
+            let mut mixed = MultiPart::mixed().multipart(body);
+            for a in &mail.attachments {
+                let ct = header::ContentType::parse(&a.content_type).map_err(|e| {
+                    JobError::Permanent(format!("`{}` is not a MIME type: {e}", a.content_type))
+                })?;
+                mixed = mixed.singlepart(Attachment::new(a.name.clone()).body(a.bytes.clone(), ct));
+            }
+            mixed
+        };
         let message = builder
-            .multipart(
-                MultiPart::alternative()
-                    .singlepart(part(header::ContentType::TEXT_PLAIN, &mail.text))
-                    .singlepart(part(header::ContentType::TEXT_HTML, &mail.html)),
-            )
+            .multipart(body)
             .map_err(|e| JobError::Permanent(format!("the message cannot be built: {e}")))?;
         match &self.transport {
             Transport::Smtp(smtp) => smtp.send(message).await.map(drop).map_err(|e| {
@@ -244,6 +274,8 @@ mod tests {
                     html: format!("<p><a href=\"{link}\">{text}</a></p>"),
                     text: text.clone(),
                     message_id: None,
+                    cc: Vec::new(),
+                    attachments: Vec::new(),
                 })
                 .await
                 .unwrap();

@@ -64,6 +64,13 @@ const PLAIN: &[(&str, &str, &str)] = &[
         "All generated PDF business reports with their `status` (queued, rendering, ready, \
          failed), type, locale and period.",
     ),
+    (
+        "recurring-invoices",
+        "Recurring invoices",
+        "All recurring invoices, newest first: the draft each period gets, `frequency`, \
+         `interval`, `start_date`, `end_date`, `auto_issue`, `auto_send`, `status` (active, \
+         paused, ended), `next_run_date` and `last_error`.",
+    ),
 ];
 
 /// The resource templates: `(uri template path, name, description)`.
@@ -86,7 +93,14 @@ const TEMPLATES: &[(&str, &str, &str)] = &[
     (
         "invoices/{id}",
         "Invoice",
-        "One invoice with its lines, taxes and totals (integer cents).",
+        "One invoice with its lines, taxes and totals (integer cents), `payment_status`, and \
+         `deliveries`: what was mailed to the customer (sends and reminders, newest first, \
+         with `status` queued, sent or failed and `error`).",
+    ),
+    (
+        "recurring-invoices/{id}",
+        "Recurring invoice",
+        "One recurring invoice: its schedule, `status`, `next_run_date` and `last_error`.",
     ),
     (
         "invoices/{id}/einvoice",
@@ -149,6 +163,8 @@ enum Target {
     One(String),
     /// An XML document at an API path, passed through as text.
     Xml(String),
+    /// An invoice with its deliveries.
+    Invoice(String),
     /// A collection at an API path; `strip_lines` drops each item's `lines`.
     List { path: String, strip_lines: bool },
     /// A collection filtered by an entity, which must exist in the company first.
@@ -179,9 +195,11 @@ fn parse(uri: &str) -> Option<Target> {
         ["company"] => Target::One("/v1/company".into()),
         ["entities"] => list("entities", false),
         ["reports"] => list("reports", false),
+        ["recurring-invoices"] => list("recurring-invoices", false),
+        ["invoices", id] if is_valid_id(id) => Target::Invoice((*id).to_owned()),
         [c @ ("invoices" | "proformas" | "expenses")] => list(c, true),
         [
-            c @ ("entities" | "invoices" | "proformas" | "expenses" | "reports"),
+            c @ ("entities" | "proformas" | "expenses" | "reports" | "recurring-invoices"),
             id,
         ] if is_valid_id(id) => Target::One(format!("/v1/{c}/{id}")),
         ["invoices", id, "einvoice"] if is_valid_id(id) => {
@@ -207,10 +225,10 @@ pub async fn read(api: &ApiClient, token: &str, uri: &str) -> Result<ResourceCon
         McpError::resource_not_found(
             format!(
                 "Resource `{uri}` not found: resources are invoicing://company, entities, \
-                 invoices, proformas, expenses, reports, and the templates \
+                 invoices, proformas, expenses, reports, recurring-invoices, and the templates \
                  invoicing://entities/{{id}}, entities/{{id}}/invoices, \
                  entities/{{id}}/expenses, invoices/{{id}}, invoices/{{id}}/einvoice, \
-                 proformas/{{id}}, expenses/{{id}}, reports/{{id}}."
+                 proformas/{{id}}, expenses/{{id}}, reports/{{id}}, recurring-invoices/{{id}}."
             ),
             None,
         )
@@ -224,6 +242,24 @@ pub async fn read(api: &ApiClient, token: &str, uri: &str) -> Result<ResourceCon
             return Ok(ResourceContents::text(answer.text(), uri).with_mime_type(XML));
         }
         Target::One(path) => fetch(api, token, uri, &path).await?,
+        Target::Invoice(id) => {
+            let mut invoice = fetch(api, token, uri, &format!("/v1/invoices/{id}")).await?;
+            let deliveries = collect(
+                api,
+                token,
+                uri,
+                &format!("/v1/invoices/{id}/deliveries"),
+                false,
+            )
+            .await?;
+            if let Some(obj) = invoice.as_object_mut() {
+                obj.insert(
+                    "deliveries".into(),
+                    deliveries.get("data").cloned().unwrap_or_else(|| json!([])),
+                );
+            }
+            invoice
+        }
         Target::List { path, strip_lines } => collect(api, token, uri, &path, strip_lines).await?,
         Target::OfEntity {
             entity_id,

@@ -57,6 +57,25 @@ async fn format_of(
     }
 }
 
+/// The 400 for a document that cannot be valid in `format`, naming the rule and the field.
+fn refused(format: Format, r: einvoice::Refusal) -> ApiError {
+    ApiError::bad_request(format!(
+        "The invoice cannot be a valid {format} e-invoice: {}: {}. Set {}.",
+        r.rule, r.message, r.field
+    ))
+}
+
+/// An issued invoice's e-invoice in its recipient's format (else UBL): what a send attaches.
+pub(crate) async fn recipient_xml(
+    db: &mut sqlx::AnyConnection,
+    invoice: &store::invoices::InvoiceRow,
+) -> ApiResult<(Format, String)> {
+    let format = format_of(db, &invoice.company_id, &invoice.recipient_id, None).await?;
+    let doc = documents::of_row(invoice)?;
+    let xml = einvoice::xml(&doc, format).map_err(|r| refused(format, r))?;
+    Ok((format, xml))
+}
+
 /// The issued invoice as an e-invoice.
 #[utoipa::path(get, path = "/v1/invoices/{id}/einvoice", tag = "invoices",
     params(("id" = String, Path, description = "Invoice id"), EinvoiceQuery),
@@ -86,12 +105,7 @@ pub async fn invoice_einvoice(
     let format = format_of(&mut db, &caller.company_id, &row.recipient_id, asked).await?;
     let doc = documents::of_row(&row)?;
     drop(db);
-    let xml = einvoice::xml(&doc, format).map_err(|r| {
-        ApiError::bad_request(format!(
-            "The invoice cannot be a valid {format} e-invoice: {}: {}. Set {}.",
-            r.rule, r.message, r.field
-        ))
-    })?;
+    let xml = einvoice::xml(&doc, format).map_err(|r| refused(format, r))?;
     let filename = format!("{}-{}.xml", doc.number, format.name());
     let mut response = (
         [

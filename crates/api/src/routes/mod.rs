@@ -81,6 +81,17 @@ pub fn v1() -> OpenApiRouter<AppState> {
             invoices::payments::list_payments
         ))
         .routes(routes!(invoices::payments::delete_payment))
+        .routes(routes!(invoices::send::send_invoice))
+        .routes(routes!(invoices::send::list_deliveries))
+        .routes(routes!(
+            invoices::recurring::list_recurring,
+            invoices::recurring::create_recurring
+        ))
+        .routes(routes!(
+            invoices::recurring::get_recurring,
+            invoices::recurring::update_recurring,
+            invoices::recurring::delete_recurring
+        ))
         .routes(routes!(
             bank_accounts::list_accounts,
             bank_accounts::create_account

@@ -85,6 +85,13 @@ const ROUTES: &[&str] = &[
     "GET /v1/verifactu/authorization",
     "POST /v1/verifactu/authorization/document",
     "POST /v1/verifactu/authorization/power-of-attorney",
+    "POST /v1/invoices/{id}/send",
+    "GET /v1/invoices/{id}/deliveries",
+    "GET /v1/recurring-invoices",
+    "POST /v1/recurring-invoices",
+    "GET /v1/recurring-invoices/{id}",
+    "PATCH /v1/recurring-invoices/{id}",
+    "DELETE /v1/recurring-invoices/{id}",
 ];
 
 db_test!(openapi_documents_every_route_and_nothing_else, |app| {
