@@ -394,3 +394,95 @@ db_test!(
             .expect(404);
     }
 );
+
+db_test!(
+    an_exported_invoice_imports_into_another_company_to_the_cent,
+    |app| {
+        // Issue #31's round trip: every importable format this service writes, exported by one
+        // company and imported by another, is the same invoice to the cent.
+        let account = ready_company(&app).await;
+        app.settle(&app.b).await;
+        let german = app.entity(&app.a, german_customer()).await;
+        let lines = json!([
+            {"concept": "Consulting", "quantity": 2.5, "unit_price": 12000},
+            {"concept": "Licence", "quantity": 3, "unit_price": 4999},
+            {"concept": "Travel", "unit_price": 8750}
+        ]);
+        let id = issued(
+            &app,
+            json!({"recipient_id": german, "bank_account_ids": [account], "lines": lines}),
+        )
+        .await;
+        let invoice = app
+            .get(&format!("/v1/invoices/{id}"), As::Human(&app.a))
+            .await
+            .expect(200)
+            .json();
+        let credit = app
+            .call(
+                "POST",
+                &format!("/v1/invoices/{id}/correct"),
+                As::Human(&app.a),
+                Some(json!({})),
+            )
+            .await
+            .expect(201)
+            .json();
+        let mut supplier = None;
+        for doc in [&invoice, &credit] {
+            let doc_id = doc["id"].as_str().unwrap();
+            for format in [
+                "ubl",
+                "cii",
+                "xrechnung-ubl",
+                "xrechnung-cii",
+                "peppol",
+                "facturx",
+            ] {
+                let xml = einvoice(&app, doc_id, Some(format)).await.expect(200).body;
+                let expense = app
+                    .call_raw(
+                        "POST",
+                        "/v1/expenses/import",
+                        As::Human(&app.b),
+                        Some(xml),
+                        "application/xml",
+                    )
+                    .await
+                    .expect(201)
+                    .json();
+                let what = format!("{format} of {}", doc["reference"]);
+                assert_eq!(expense["invoice_reference"], doc["reference"], "{what}");
+                assert_eq!(expense["currency_code"], doc["currency_code"], "{what}");
+                assert_eq!(expense["net_total"], doc["net_total"], "{what}: {expense}");
+                assert_eq!(expense["tax_total"], doc["tax_total"], "{what}: {expense}");
+                assert_eq!(expense["total"], doc["total"], "{what}: {expense}");
+                // One supplier for every file: the exporting company, found by its VAT id.
+                let s = expense["supplier_id"].as_str().unwrap().to_owned();
+                assert_eq!(supplier.get_or_insert_with(|| s.clone()), &s, "{what}");
+                app.call(
+                    "DELETE",
+                    &format!("/v1/expenses/{}", expense["id"].as_str().unwrap()),
+                    As::Human(&app.b),
+                    None,
+                )
+                .await
+                .expect(204);
+            }
+        }
+        let supplier = app
+            .get(
+                &format!("/v1/entities/{}", supplier.unwrap()),
+                As::Human(&app.b),
+            )
+            .await
+            .expect(200)
+            .json();
+        let company = app
+            .get("/v1/company", As::Human(&app.a))
+            .await
+            .expect(200)
+            .json();
+        assert_eq!(supplier["name"], company["name"], "{supplier}");
+    }
+);
