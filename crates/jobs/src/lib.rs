@@ -28,6 +28,7 @@ pub mod templates;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod verifactu;
+pub mod webhooks;
 pub mod worker;
 
 use std::{collections::BTreeMap, future::Future, pin::Pin, sync::Arc};
@@ -57,6 +58,8 @@ pub struct Context {
     pub aeat: Option<Arc<aeat::AeatClient>>,
     /// Who confirms powers of attorney; `None` leaves it to the operator.
     pub poa_checker: Option<Arc<dyn aeat::PowerOfAttorneyChecker>>,
+    /// How webhook deliveries are made.
+    pub webhooks: Arc<webhooks::Settings>,
 }
 
 impl Context {
@@ -68,6 +71,7 @@ impl Context {
             config,
             aeat: None,
             poa_checker: None,
+            webhooks: Arc::default(),
         }
     }
 }

@@ -65,6 +65,18 @@ const TEMPLATES: &[(&str, Lang, &str, &str)] = &[
         include_str!("../templates/report_ready.es.txt"),
         include_str!("../templates/report_ready.es.html"),
     ),
+    (
+        "webhook_disabled",
+        Lang::En,
+        include_str!("../templates/webhook_disabled.en.txt"),
+        include_str!("../templates/webhook_disabled.en.html"),
+    ),
+    (
+        "webhook_disabled",
+        Lang::Es,
+        include_str!("../templates/webhook_disabled.es.txt"),
+        include_str!("../templates/webhook_disabled.es.html"),
+    ),
 ];
 
 /// A rendered message.
@@ -180,6 +192,10 @@ mod tests {
                 "https://invoicing.example/v1/reports/r1/pdf?expires=1&signature=s",
             ),
             ("link_days", "7"),
+            ("url", "https://hooks.example/in"),
+            ("failures", "30"),
+            ("error", "HTTP 500"),
+            ("endpoint_id", "e1"),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_owned(), v.to_owned()))
