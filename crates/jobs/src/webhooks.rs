@@ -57,6 +57,51 @@ pub fn seal_key(key: &reports::links::SecretKey) -> wh::SealKey {
     wh::SealKey::new(reports::links::derive(key, "webhook-secrets").as_bytes())
 }
 
+/// Emits `report.ready` for a report whose PDF was just stored in this transaction.
+pub(crate) async fn emit_report_ready(
+    conn: &mut sqlx::AnyConnection,
+    report: &store::reports::ReportRow,
+    file_id: &str,
+) -> sqlx::Result<()> {
+    let data = serde_json::json!({
+        "id": report.id,
+        "report_type": report.report_type,
+        "locale": report.locale,
+        "period_start": store::from_micros(report.period_start),
+        "period_end": store::from_micros(report.period_end),
+        "status": "ready",
+        "file_id": file_id,
+    });
+    wh::emit(conn, &report.company_id, "report.ready", data).await?;
+    Ok(())
+}
+
+/// Emits `verifactu.accepted` (also for `accepted_with_errors`) or `verifactu.rejected`
+/// for a record whose AEAT answer is being stored in this transaction.
+pub(crate) async fn emit_verifactu(
+    conn: &mut sqlx::AnyConnection,
+    record: &store::verifactu::RecordRow,
+    status: &str,
+    code: Option<&str>,
+    description: Option<&str>,
+) -> sqlx::Result<()> {
+    let event = if status == store::verifactu::status::REJECTED {
+        "verifactu.rejected"
+    } else {
+        "verifactu.accepted"
+    };
+    let data = serde_json::json!({
+        "invoice_id": record.invoice_id,
+        "record_id": record.id,
+        "kind": record.kind,
+        "status": status,
+        "error_code": code,
+        "error_description": description,
+    });
+    wh::emit(conn, &record.company_id, event, data).await?;
+    Ok(())
+}
+
 /// `webhook.deliver`: one attempt of one delivery.
 pub(crate) async fn deliver(ctx: Context, job: Job) -> Result<(), JobError> {
     let p: DeliverJob = job.payload()?;

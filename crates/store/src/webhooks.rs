@@ -196,8 +196,9 @@ pub fn is_public(ip: IpAddr) -> bool {
 }
 
 /// A webhook target URL, parsed and checked: `http` or `https`, a host, no credentials,
-/// and (unless `allow_private`) no literal non-public address or `localhost` name. Names
-/// are resolved and checked by [`vet_addresses`], at creation and again at every delivery.
+/// and (unless `allow_private`) no literal non-public address. Names (`localhost` too) are
+/// judged by the addresses they resolve to ([`vet_addresses`]), at creation and again when
+/// every delivery connects.
 pub fn check_url(raw: &str, allow_private: bool) -> Result<url::Url, String> {
     let raw = raw.trim();
     if raw.len() > MAX_URL {
@@ -221,13 +222,7 @@ pub fn check_url(raw: &str, allow_private: bool) -> Result<url::Url, String> {
         let ip = match host {
             url::Host::Ipv4(ip) => Some(IpAddr::V4(ip)),
             url::Host::Ipv6(ip) => Some(IpAddr::V6(ip)),
-            url::Host::Domain(d) => {
-                let d = d.trim_end_matches('.').to_ascii_lowercase();
-                if d == "localhost" || d.ends_with(".localhost") {
-                    return Err(refused(&d));
-                }
-                None
-            }
+            url::Host::Domain(_) => None,
         };
         if let Some(ip) = ip
             && !is_public(ip)
@@ -255,7 +250,11 @@ pub async fn vet_addresses(
     port: u16,
     allow_private: bool,
 ) -> Result<Vec<SocketAddr>, String> {
-    let host = host.trim_start_matches('[').trim_end_matches(']');
+    // `localhost.` is `localhost`: the resolver would not find it, but a connection would.
+    let host = host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .trim_end_matches('.');
     let addrs: Vec<SocketAddr> = match host.parse::<IpAddr>() {
         Ok(ip) => vec![SocketAddr::new(ip, port)],
         Err(_) => tokio::time::timeout(
@@ -789,8 +788,6 @@ mod tests {
     fn refuses_internal_targets() {
         for bad in [
             "http://127.0.0.1/x",
-            "http://localhost:8080/",
-            "http://app.localhost/",
             "http://10.1.2.3/",
             "http://172.16.0.1/",
             "http://192.168.1.1/",
@@ -812,5 +809,15 @@ mod tests {
         assert!(check_url("https://93.184.216.34/hooks", false).is_ok());
         assert!(check_url("http://127.0.0.1:9/x", true).is_ok());
         assert!(check_url("ftp://127.0.0.1/", true).is_err());
+    }
+
+    #[tokio::test]
+    async fn names_are_judged_by_their_addresses() {
+        let err = vet_addresses("localhost", 80, false).await.unwrap_err();
+        assert!(err.contains("loopback, private or link-local"), "{err}");
+        assert!(vet_addresses("localhost.", 80, false).await.is_err());
+        assert!(vet_addresses("localhost", 80, true).await.is_ok());
+        assert!(vet_addresses("[::1]", 80, false).await.is_err());
+        assert!(vet_addresses("93.184.216.34", 443, false).await.is_ok());
     }
 }

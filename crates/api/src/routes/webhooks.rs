@@ -67,6 +67,42 @@ pub fn invoice_data(r: &store::invoices::InvoiceRow) -> serde_json::Value {
     })
 }
 
+/// Emits `invoice.paid` when a payment just recorded in this transaction `settles` the
+/// invoice (its data shows the invoice with the payment).
+pub async fn emit_paid(
+    conn: &mut sqlx::AnyConnection,
+    company_id: &str,
+    invoice_id: &str,
+    settles: bool,
+) -> ApiResult<()> {
+    if !settles {
+        return Ok(());
+    }
+    match store::invoices::get(conn, company_id, invoice_id).await? {
+        Some(row) => emit_invoice(conn, "invoice.paid", &row).await,
+        None => Ok(()),
+    }
+}
+
+/// Emits `expense.created`.
+pub async fn emit_expense(
+    conn: &mut sqlx::AnyConnection,
+    r: &store::expenses::ExpenseRow,
+) -> ApiResult<()> {
+    let data = serde_json::json!({
+        "id": r.id,
+        "supplier_id": r.supplier_id,
+        "invoice_reference": r.invoice_reference,
+        "category": r.category,
+        "currency_code": r.currency_code,
+        "expense_date": ts(r.expense_date),
+        "net_total": r.net_total,
+        "tax_total": r.tax_total,
+        "total": r.total,
+    });
+    emit(conn, &r.company_id, "expense.created", data).await
+}
+
 /// The data of `ai_audit.*` events: the entry, never its body.
 pub fn audit_data(r: &store::audit::AuditRow) -> serde_json::Value {
     serde_json::json!({

@@ -38,3 +38,4 @@ mod verifactu;
 mod verifactu_annul;
 mod verifactu_document;
 mod verifactu_submit;
+mod webhooks;
