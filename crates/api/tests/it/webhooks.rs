@@ -984,3 +984,76 @@ impl ReplaceFirst for Vec<u8> {
         [&self[..at], to, &self[at + from.len()..]].concat()
     }
 }
+
+db_test!(verifactu_answers_are_events, aeat, |app| {
+    use jobs::fake_aeat::{Answer, FakeAeat};
+    let fake = FakeAeat::start().await.unwrap();
+    crate::verifactu::spanish(&app).await;
+    crate::verifactu::authorize(&app).await;
+    let rx = Receiver::start().await;
+    let (_, secret) = endpoint(
+        &app,
+        &app.a,
+        &rx.url,
+        &["verifactu.accepted", "verifactu.rejected"],
+    )
+    .await;
+    let customer = app
+        .entity(&app.a, json!({"name": "Cliente SA", "type": "ES:SA", "fiscal_id": "A84532506",
+            "address": {"lines": ["Calle Mayor 1"], "city": "Madrid", "zipcode": "28013", "country": "ES"}}))
+        .await;
+    let mut ids = Vec::new();
+    for price in [10_000, 20_000] {
+        let d = app
+            .draft(
+                &app.a,
+                json!({"recipient_id": customer, "lines": one_line(price)}),
+            )
+            .await;
+        ids.push(
+            app.issue(&app.a, d["id"].as_str().unwrap()).await["id"]
+                .as_str()
+                .unwrap()
+                .to_owned(),
+        );
+    }
+    fake.push(Answer::Reject {
+        positions: vec![1],
+        code: 1189,
+        description: "El bloque Destinatarios tiene que estar cumplimentado.".into(),
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let mut ctx = context(&app.db, None, dir.path());
+    ctx.aeat = Some(Arc::new(
+        jobs::aeat::AeatClient::new(&jobs::aeat::AeatSettings {
+            endpoint: fake.url(),
+            cert: None,
+            cert_password: None,
+            ca: None,
+            timeout: Duration::from_secs(10),
+        })
+        .unwrap(),
+    ));
+    ctx.webhooks = Arc::new(jobs::webhooks::Settings {
+        allow_private: true,
+        ..jobs::webhooks::Settings::default()
+    });
+    let worker = Worker::new(ctx, Registry::standard(), fast_config());
+    drive(&worker, "both answers", || rx.got().len() >= 2).await;
+    let got = rx.got();
+    for g in &got {
+        verify(&secret, g);
+    }
+    let of = |invoice: &str| {
+        got.iter()
+            .map(Got::json)
+            .find(|b| b["data"]["invoice_id"] == invoice)
+            .unwrap()
+    };
+    let accepted = of(&ids[0]);
+    assert_eq!(accepted["type"], "verifactu.accepted");
+    assert_eq!(accepted["data"]["status"], "accepted");
+    let rejected = of(&ids[1]);
+    assert_eq!(rejected["type"], "verifactu.rejected");
+    assert_eq!(rejected["data"]["error_code"], "1189");
+});
