@@ -269,11 +269,12 @@ pub async fn vet_addresses(
     if addrs.is_empty() {
         return Err(format!("{host} resolves to no address"));
     }
-    if !allow_private && let Some(bad) = addrs.iter().find(|a| !is_public(a.ip())) {
+    // The address itself is not named: the message reaches whoever registered the URL,
+    // and must not map internal names to internal addresses for them.
+    if !allow_private && addrs.iter().any(|a| !is_public(a.ip())) {
         return Err(format!(
-            "{host} resolves to {}, a loopback, private or link-local address; webhooks are \
-             only sent to public addresses",
-            bad.ip()
+            "{host} resolves to a loopback, private or link-local address; webhooks are \
+             only sent to public addresses"
         ));
     }
     Ok(addrs)
@@ -622,8 +623,9 @@ pub async fn get_delivery(
     .await
 }
 
-/// Sends a finished delivery again (same message id and body): pending once more, with a
-/// new job. False when it is already pending (its job will send it).
+/// Sends a delivery again (same message id and body): pending once more, with a new job.
+/// False when it is pending and a job of it is queued or running (that job will send it);
+/// a pending delivery whose job is gone (parked after its workers kept dying) may be sent.
 pub async fn resend(
     conn: &mut AnyConnection,
     company_id: &str,
@@ -631,10 +633,14 @@ pub async fn resend(
 ) -> sqlx::Result<bool> {
     let done = sqlx::query(
         "UPDATE webhook_deliveries SET status = 'pending', last_error = NULL \
-         WHERE company_id = $1 AND id = $2 AND status <> 'pending'",
+         WHERE company_id = $1 AND id = $2 AND (status <> 'pending' OR NOT EXISTS ( \
+           SELECT 1 FROM jobs WHERE kind = $3 AND company_id = $1 \
+           AND status IN ('queued', 'running') AND payload LIKE $4))",
     )
     .bind(company_id)
     .bind(delivery_id)
+    .bind(DELIVER_KIND)
+    .bind(format!("%\"delivery_id\":\"{delivery_id}\"%"))
     .execute(&mut *conn)
     .await?;
     if done.rows_affected() != 1 {
