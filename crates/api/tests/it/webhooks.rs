@@ -1057,3 +1057,43 @@ db_test!(verifactu_answers_are_events, aeat, |app| {
     assert_eq!(rejected["type"], "verifactu.rejected");
     assert_eq!(rejected["data"]["error_code"], "1189");
 });
+
+db_test!(a_rolled_back_request_emits_nothing, |app| {
+    let rx = Receiver::start().await;
+    let (hook, _) = endpoint(&app, &app.a, &rx.url, &["invoice.issued"]).await;
+    app.settle(&app.a).await;
+    // Two drafts issued in one request: the first would issue, the second cannot (its
+    // recipient has no address), so the request fails and nothing of it is kept.
+    let good = draft(&app, &app.a, 100).await;
+    let bare = app
+        .entity(
+            &app.a,
+            json!({"name": "Bare GmbH", "type": "DE:GmbH", "address": {"country": "DE"}}),
+        )
+        .await;
+    let bad = app
+        .draft(
+            &app.a,
+            json!({"recipient_id": bare, "lines": one_line(100)}),
+        )
+        .await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let before = app.jobs(Some("webhook.deliver")).await.len();
+    app.call(
+        "POST",
+        "/v1/invoices/bulk/issue",
+        As::Human(&app.a),
+        Some(json!({"ids": [good, bad]})),
+    )
+    .await
+    .expect(400);
+    assert!(deliveries(&app, &app.a, &hook).await.is_empty());
+    assert_eq!(app.jobs(Some("webhook.deliver")).await.len(), before);
+    // The same issue that commits emits.
+    app.issue(&app.a, &good).await;
+    let log = deliveries(&app, &app.a, &hook).await;
+    assert_eq!(log.len(), 1);
+    assert_eq!(log[0]["payload"]["data"]["id"], good.as_str());
+});
