@@ -26,7 +26,9 @@ CREATE INDEX webhook_endpoints_company ON webhook_endpoints (company_id, id);
 -- One event for one endpoint: the exact body that is signed and sent (so a re-send is
 -- byte-identical), and the log of its attempts' outcome. `message_id` is the
 -- `webhook-id` header: one per event, the same on every attempt and re-send.
--- `status`: `pending` (a job will send it), `succeeded` or `failed`.
+-- `status`: `pending` (a job will send it), `succeeded` or `failed`. `attempt_log` is a JSON
+-- array of the last attempts (`{"at","response_status","error"}`, at most
+-- `store::webhooks::MAX_LOGGED_ATTEMPTS`).
 CREATE TABLE webhook_deliveries (
     id TEXT PRIMARY KEY,
     company_id TEXT NOT NULL REFERENCES companies (id),
@@ -40,7 +42,8 @@ CREATE TABLE webhook_deliveries (
     last_error TEXT,
     created_at BIGINT NOT NULL,
     last_attempt_at BIGINT,
-    delivered_at BIGINT
+    delivered_at BIGINT,
+    attempt_log TEXT NOT NULL DEFAULT '[]'
 );
 CREATE INDEX webhook_deliveries_endpoint ON webhook_deliveries (company_id, endpoint_id, id);
 CREATE INDEX webhook_deliveries_status ON webhook_deliveries (company_id, status);

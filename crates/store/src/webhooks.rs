@@ -54,6 +54,8 @@ pub const MAX_PENDING: i64 = 10_000;
 /// Attempts of one delivery: with the worker's default backoff (30 s doubling, at most an
 /// hour between attempts) the last comes about a day after the first.
 pub const MAX_ATTEMPTS: i64 = 30;
+/// Attempts kept in a delivery's log (the oldest are dropped).
+pub const MAX_LOGGED_ATTEMPTS: usize = 50;
 /// Longest endpoint URL accepted.
 pub const MAX_URL: usize = 2000;
 /// The prefix of a signing secret.
@@ -484,10 +486,35 @@ pub struct DeliveryRow {
     pub created_at: i64,
     pub last_attempt_at: Option<i64>,
     pub delivered_at: Option<i64>,
+    /// JSON array of [`LoggedAttempt`]; read with [`DeliveryRow::attempt_log`].
+    pub attempt_log: String,
+}
+
+/// One attempt as the delivery log keeps it.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct LoggedAttempt {
+    /// When it was made (microseconds).
+    pub at: i64,
+    /// The HTTP status answered, if any answer came.
+    pub response_status: Option<i64>,
+    /// Why it failed; null for a success.
+    pub error: Option<String>,
+}
+
+impl DeliveryRow {
+    /// The logged attempts, oldest first; stored data that does not decode is an error.
+    pub fn attempt_log(&self) -> sqlx::Result<Vec<LoggedAttempt>> {
+        serde_json::from_str(&self.attempt_log).map_err(|e| {
+            sqlx::Error::Decode(
+                format!("a webhook delivery's attempt log does not decode: {e}").into(),
+            )
+        })
+    }
 }
 
 const DELIVERY_COLUMNS: &str = "id, company_id, endpoint_id, message_id, event_type, payload, \
-    status, attempts, response_status, last_error, created_at, last_attempt_at, delivered_at";
+    status, attempts, response_status, last_error, created_at, last_attempt_at, delivered_at, \
+    attempt_log";
 
 /// Emits `event_type` with `data` for the company, on the connection of the transaction
 /// that made the change: one delivery and one job per enabled endpoint of the company that
@@ -674,11 +701,32 @@ pub async fn record_attempt(
         (Some(_), true) => "failed",
         (Some(_), false) => "pending",
     };
+    // The log as stored now (not as the caller read it: a re-send may have run meanwhile).
+    let stored: Option<String> = sqlx::query_scalar(
+        "SELECT attempt_log FROM webhook_deliveries WHERE company_id = $1 AND id = $2",
+    )
+    .bind(&delivery.company_id)
+    .bind(&delivery.id)
+    .fetch_optional(&mut *conn)
+    .await?;
+    let mut log = DeliveryRow {
+        attempt_log: stored.unwrap_or_else(|| "[]".into()),
+        ..delivery.clone()
+    }
+    .attempt_log()?;
+    log.push(LoggedAttempt {
+        at: now,
+        response_status: attempt.response_status,
+        error: attempt.error.map(str::to_owned),
+    });
+    let skip = log.len().saturating_sub(MAX_LOGGED_ATTEMPTS);
+    let log = serde_json::to_string(&log[skip..])
+        .map_err(|e| sqlx::Error::Protocol(format!("the attempt log does not encode: {e}")))?;
     sqlx::query(
         "UPDATE webhook_deliveries SET status = $3, attempts = attempts + 1, \
          response_status = $4, last_error = $5, last_attempt_at = $6, \
-         delivered_at = CASE WHEN $3 = 'succeeded' THEN $6 ELSE delivered_at END \
-         WHERE company_id = $1 AND id = $2",
+         delivered_at = CASE WHEN $3 = 'succeeded' THEN $6 ELSE delivered_at END, \
+         attempt_log = $7 WHERE company_id = $1 AND id = $2",
     )
     .bind(&delivery.company_id)
     .bind(&delivery.id)
@@ -686,6 +734,7 @@ pub async fn record_attempt(
     .bind(attempt.response_status)
     .bind(attempt.error)
     .bind(now)
+    .bind(log)
     .execute(&mut *conn)
     .await?;
     if attempt.error.is_none() {

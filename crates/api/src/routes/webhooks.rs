@@ -228,6 +228,18 @@ pub struct WebhookDelivery {
     pub created_at: DateTime<Utc>,
     pub last_attempt_at: Option<DateTime<Utc>>,
     pub delivered_at: Option<DateTime<Utc>>,
+    /// The last attempts (at most 50), oldest first.
+    pub attempt_log: Vec<DeliveryAttempt>,
+}
+
+/// One attempt of a delivery.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct DeliveryAttempt {
+    pub at: DateTime<Utc>,
+    /// The HTTP status answered, if an answer came.
+    pub response_status: Option<i64>,
+    /// Why it failed; null for a success.
+    pub error: Option<String>,
 }
 
 impl WebhookDelivery {
@@ -238,7 +250,17 @@ impl WebhookDelivery {
                 r.id
             ))
         })?;
+        let attempt_log = r
+            .attempt_log()?
+            .into_iter()
+            .map(|a| DeliveryAttempt {
+                at: ts(a.at),
+                response_status: a.response_status,
+                error: a.error,
+            })
+            .collect();
         Ok(Self {
+            attempt_log,
             id: r.id,
             endpoint_id: r.endpoint_id,
             message_id: r.message_id,

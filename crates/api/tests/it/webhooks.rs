@@ -436,6 +436,20 @@ db_test!(a_failed_delivery_is_retried_and_can_be_sent_again, |app| {
     assert_eq!(log[0]["status"], "succeeded", "{}", log[0]);
     assert_eq!(log[0]["attempts"], 3);
     assert_eq!(log[0]["response_status"], 200);
+    let codes: Vec<&Value> = log[0]["attempt_log"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| &a["response_status"])
+        .collect();
+    assert_eq!(codes, [&json!(500), &json!(503), &json!(200)]);
+    assert!(
+        log[0]["attempt_log"][0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("HTTP 500")
+    );
+    assert!(log[0]["attempt_log"][2]["error"].is_null());
     let got = rx.got();
     assert_eq!(got.len(), 3);
     for g in &got {
