@@ -660,6 +660,7 @@ async fn write_invoices(
             paid_minor,
             details_json: "{}".into(),
             document_json: None,
+            recurring_invoice_id: None,
         });
         in_tx += 1;
 

@@ -65,9 +65,32 @@ def raw_mcp(auth=None, method="POST"):
 
 def check_refused(resp, what):
     assert resp.status_code == 401, f"{what}: {resp.status_code} {resp.text}"
-    assert resp.headers.get("www-authenticate", "").startswith("Bearer"), f"{what}: {resp.headers}"
-    assert resp.headers.get("content-type", "").startswith("text/plain"), f"{what}: {resp.headers}"
-    assert resp.text.strip(), f"{what}: empty body"
+    www = resp.headers.get("www-authenticate", "")
+    assert www.startswith('Bearer realm="invoicing"'), f"{what}: {resp.headers}"
+    assert "error_description=" in www and "OAuth" in www, f"{what}: {www}"
+    # A JSON-RPC error that tells a person what to do (MCP clients show its message).
+    assert resp.headers.get("content-type", "").startswith("application/json"), f"{what}: {resp.headers}"
+    error = resp.json()["error"]
+    assert error["code"] == -32001, f"{what}: {resp.text}"
+    assert "Authorization: Bearer <token>" in error["message"], f"{what}: {resp.text}"
+    assert "mcp_token" in error["message"], f"{what}: {resp.text}"
+
+
+async def check_sdk_shows_why():
+    step("the official client shows why it was refused, not only that it was")
+    try:
+        async with Session(str(uuid.uuid4())):
+            pass
+    except BaseException as e:  # noqa: BLE001 (anyio may wrap it in an exception group)
+        errors = list(getattr(e, "exceptions", [e]))
+        while any(hasattr(x, "exceptions") for x in errors):
+            errors = [y for x in errors for y in getattr(x, "exceptions", [x])]
+        messages = " | ".join(str(x) for x in errors)
+        assert "Authorization: Bearer <token>" in messages, messages
+        assert "no OAuth sign-in" in messages, messages
+        print(f"   {messages[:160]}")
+    else:
+        raise AssertionError("an unknown token opened a session")
 
 
 class Session:
@@ -154,7 +177,7 @@ async def check_listings(s, init):
     step("resources and templates")
     resources = (await s.list_resources()).resources
     assert sorted(str(r.uri) for r in resources) == sorted(
-        f"invoicing://{p}" for p in ["company", "entities", "invoices", "proformas", "expenses", "reports"]
+        f"invoicing://{p}" for p in ["company", "entities", "invoices", "proformas", "expenses", "reports", "recurring-invoices"]
     ), resources
     assert all(r.mime_type == "application/json" for r in resources), resources
     templates = (await s.list_resource_templates()).resource_templates
@@ -165,11 +188,16 @@ async def check_listings(s, init):
             "entities/{id}/invoices",
             "entities/{id}/expenses",
             "invoices/{id}",
+            "invoices/{id}/einvoice",
             "proformas/{id}",
             "expenses/{id}",
             "reports/{id}",
+            "recurring-invoices/{id}",
         ]
     ), templates
+    for t in templates:
+        expected = "application/xml" if t.uri_template.endswith("/einvoice") else "application/json"
+        assert t.mime_type == expected, t
 
     step("tools: names, schemas and annotations")
     tools = {t.name: t for t in (await s.list_tools()).tools}
@@ -212,6 +240,24 @@ async def check_listings(s, init):
         assert a.destructive_hint is (name == "delete_report"), (name, a)
         assert "cents" in t.description or name.endswith("_report"), (name, t.description)
         assert "approve" in t.description, (name, t.description)
+
+
+def settle(company=CO):
+    """Completes the registration and accepts the legal documents: the company may issue."""
+    http(
+        "POST",
+        "/v1/company/registration",
+        company,
+        body={
+            "name": "MCP Ltd",
+            "fiscal_id": "IE6388047V",
+            "email": "billing@mcp.example",
+            "phone": "+353 1 555 0100",
+            "address": {"lines": ["1 Main Street"], "zipcode": "D02 X285", "city": "Dublin", "country": "IE"},
+        },
+    )
+    for doc in http("GET", "/v1/agreements", company)["data"]:
+        http("POST", f"/v1/agreements/{doc['id']}/accept", company)
 
 
 def seed():
@@ -268,6 +314,30 @@ async def check_reads(s, customer, supplier, draft, proforma, expense, other_ent
     assert len(pro["lines"]) == 1, pro
     exp = await read_json(s, f"invoicing://expenses/{expense['id']}")
     assert exp["lines"][0]["subtotal"] == 9900, exp
+
+    assert inv["deliveries"] == [], inv
+
+    step("recurring invoices, and the deliveries of an issued invoice")
+    recurring = http(
+        "POST",
+        "/v1/recurring-invoices",
+        body={"recipient_id": customer["id"], "lines": [{"concept": "Support", "subtotal": 5000}], "frequency": "monthly", "start_date": "2099-01-01"},
+    )
+    listed = await read_json(s, "invoicing://recurring-invoices")
+    assert [r["id"] for r in listed["data"]] == [recurring["id"]], listed
+    one = await read_json(s, f"invoicing://recurring-invoices/{recurring['id']}")
+    assert one["status"] == "active" and one["next_run_date"] == "2099-01-01", one
+    assert one["lines"][0]["concept"] == "Support", one
+    await expect_not_found(s, f"invoicing://recurring-invoices/{uuid.uuid4()}")
+    settle()
+    issued = http("POST", "/v1/invoices", body={"recipient_id": customer["id"], "lines": [{"concept": "Sent", "subtotal": 100}]})
+    issued = http("POST", f"/v1/invoices/{issued['id']}/issue")
+    http("POST", f"/v1/invoices/{issued['id']}/send", body={"to": ["ap@customer.example"]})
+    inv = await read_json(s, f"invoicing://invoices/{issued['id']}")
+    assert [d["kind"] for d in inv["deliveries"]] == ["send"], inv
+    assert inv["deliveries"][0]["to"] == ["ap@customer.example"], inv
+    assert inv["deliveries"][0]["status"] in ("queued", "sent"), inv
+    http("DELETE", f"/v1/recurring-invoices/{recurring['id']}")
 
     step("another company's ids and unknown URIs are resource-not-found")
     await expect_not_found(s, f"invoicing://entities/{other_entity['id']}")
@@ -398,6 +468,7 @@ async def check_reports(s):
 
 async def main():
     check_auth()
+    await check_sdk_shows_why()
     if CFG["mode"] == "reports":
         async with Session(CO["mcp_token"]) as s:
             await check_reports(s)

@@ -211,9 +211,12 @@ async fn resolve(state: &AppState, headers: &axum::http::HeaderMap) -> Result<Ca
                 _ => false,
             };
             if !matches {
-                return Err(ApiError::Unauthorized(
-                    "Invalid X-Human-Proof for this token (MCP tokens have none).",
-                ));
+                return Err(ApiError::Unauthorized(if auth.kind == "mcp" {
+                    "An MCP token has no human proof: send it without X-Human-Proof."
+                } else {
+                    "Invalid X-Human-Proof for this token: send the human proof shown with it \
+                     when it was created, or none to act as an AI caller."
+                }));
             }
             CallerKind::Human
         }

@@ -177,8 +177,10 @@ pub fn route_table(state: &AppState) -> (Router<AppState>, utoipa::openapi::Open
     let (router, mut doc) = OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
         .merge(v1_routes(state))
         .merge(routes::health::routes())
+        .merge(routes::avatar::routes())
         .split_for_parts();
     openapi::document_idempotency(&mut doc);
+    openapi::complete(&mut doc);
     (router, doc)
 }
 
@@ -201,6 +203,54 @@ async fn reject_nul_in_uri(
     next.run(req).await
 }
 
+/// Largest JSON answer [`newline_after_json`] ends with a newline (lists are bounded far
+/// below this); a larger one is left as it is.
+const NEWLINE_JSON_MAX: usize = 16 * 1024 * 1024;
+
+/// Ends every JSON answer with a newline, so answers printed in a terminal (`curl -s`) do
+/// not run into the next line or the prompt. JSON parsers ignore it.
+async fn newline_after_json(
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::body::HttpBody as _;
+    let response = next.run(req).await;
+    let is_json = response
+        .headers()
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|ct| ct.starts_with("application/json"));
+    let whole = response
+        .body()
+        .size_hint()
+        .exact()
+        .and_then(|n| usize::try_from(n).ok())
+        .is_some_and(|n| n > 0 && n <= NEWLINE_JSON_MAX);
+    if !is_json || !whole {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    match axum::body::to_bytes(body, NEWLINE_JSON_MAX).await {
+        Ok(bytes) if bytes.ends_with(b"\n") => {
+            axum::response::Response::from_parts(parts, axum::body::Body::from(bytes))
+        }
+        Ok(bytes) => {
+            let mut with_newline = Vec::with_capacity(bytes.len() + 1);
+            with_newline.extend_from_slice(&bytes);
+            with_newline.push(b'\n');
+            parts.headers.remove(axum::http::header::CONTENT_LENGTH);
+            axum::response::Response::from_parts(parts, axum::body::Body::from(with_newline))
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "a JSON answer could not be read to end it with a newline");
+            error::plain(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "The answer could not be completed; try again.".into(),
+            )
+        }
+    }
+}
+
 /// The complete application: API, OpenAPI document, docs page, health checks.
 pub fn app(state: AppState) -> Router {
     let (routes, openapi) = route_table(&state);
@@ -213,6 +263,7 @@ pub fn app(state: AppState) -> Router {
                 "No such route. The API lives under /v1; see /api/ for the reference.".into(),
             )
         })
+        .layer(axum::middleware::from_fn(newline_after_json))
         .layer(DefaultBodyLimit::max(json::MAX_JSON_BODY))
         .layer(axum::middleware::from_fn(reject_nul_in_uri))
         .layer(

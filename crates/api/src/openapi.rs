@@ -7,7 +7,9 @@ use utoipa::{
     IntoResponses, Modify, OpenApi,
     openapi::{
         ContentBuilder, RefOr, Response, ResponseBuilder, ResponsesBuilder,
-        security::{HttpAuthScheme, HttpBuilder, SecurityScheme},
+        security::{
+            ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme,
+        },
     },
 };
 
@@ -27,7 +29,11 @@ JSON `{error, message, requiresAuthorizationUrl?}`. Lists take `limit` and `curs
         version = "1"
     ),
     modifiers(&Security),
-    components(schemas(crate::error::ActionRequired, crate::gate::PendingApproval)),
+    components(schemas(
+        crate::error::ActionRequired,
+        crate::gate::PendingApproval,
+        CorrectionReason
+    )),
     tags(
         (name = "session", description = "The calling user and company"),
         (name = "company", description = "Company configuration and registration"),
@@ -37,6 +43,7 @@ JSON `{error, message, requiresAuthorizationUrl?}`. Lists take `limit` and `curs
         (name = "ai-audit", description = "The review queue of AI callers' requests"),
         (name = "entities", description = "Customers and suppliers"),
         (name = "invoices", description = "Invoices, corrective invoices, taxes"),
+        (name = "recurring-invoices", description = "Invoices made every week, month, quarter or year"),
         (name = "proformas", description = "Proforma invoices"),
         (name = "expenses", description = "Supplier bills and receipts"),
         (name = "bank-accounts", description = "Bank accounts and balance snapshots"),
@@ -66,10 +73,22 @@ impl Modify for Security {
                     .build(),
             ),
         );
-        openapi.security = Some(vec![utoipa::openapi::security::SecurityRequirement::new(
-            "bearer",
-            Vec::<String>::new(),
-        )]);
+        // A person's requests carry the token's human proof as well: declared as a scheme of
+        // its own, so the interactive reference can send it ("Authorize" both to act as a
+        // person; the bearer token alone acts as an AI caller).
+        components.add_security_scheme(
+            "human_proof",
+            SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(
+                "X-Human-Proof",
+                "The human proof shown once with a standard token: with it the request comes \
+                 from a person and runs at once; without it a write is held for review.",
+            ))),
+        );
+        let no_scopes = Vec::<String>::new;
+        openapi.security = Some(vec![
+            SecurityRequirement::new("bearer", no_scopes()),
+            SecurityRequirement::new("bearer", no_scopes()).add("human_proof", no_scopes()),
+        ]);
     }
 }
 
@@ -116,6 +135,123 @@ pub fn document_idempotency(doc: &mut utoipa::openapi::OpenApi) {
                     .build()
                     .into()
             });
+    }
+}
+
+// Documents `InvoiceVerifactu.reason` (a string checked against these values when a
+// request arrives) as the spec's `CorrectionReason`.
+/// The legal reason of a corrective invoice (Spanish issuers), `R1` to `R5`.
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)]
+pub enum CorrectionReason {
+    R1,
+    R2,
+    R3,
+    R4,
+    R5,
+}
+
+/// Makes the generated document valid OpenAPI 3.1 and says what the derive cannot:
+/// every response gets a description, binary bodies (PDFs, receipts, held request bodies)
+/// are binary strings rather than arrays of integers, and the corrective endpoints answer a
+/// `CorrectiveInvoice` (an `Invoice` whose `corrected_invoice_id` is always set).
+/// The test suite runs `openapi-spec-validator` on the result (tests/it/docs.rs).
+pub fn complete(doc: &mut utoipa::openapi::OpenApi) {
+    use utoipa::openapi::{
+        KnownFormat, ObjectBuilder, Schema, SchemaFormat, path::Operation, schema::Type,
+    };
+    fn binary(content_type: &str) -> RefOr<Schema> {
+        RefOr::T(Schema::Object(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .format(Some(SchemaFormat::KnownFormat(KnownFormat::Binary)))
+                .content_media_type(content_type)
+                .build(),
+        ))
+    }
+    fn is_binary(content_type: &str) -> bool {
+        !content_type.starts_with("application/json") && !content_type.starts_with("text/")
+    }
+    fn fix(op: &mut Operation, corrective: bool) {
+        for (status, response) in op.responses.responses.iter_mut() {
+            let RefOr::T(response) = response else {
+                continue;
+            };
+            if response.description.trim().is_empty() {
+                response.description = match status.as_str() {
+                    "200" => "OK",
+                    "201" => "Created",
+                    "204" => "Done; no content",
+                    _ => "See the operation's description",
+                }
+                .to_owned();
+            }
+            for (content_type, content) in response.content.iter_mut() {
+                let RefOr::T(content) = content else {
+                    continue;
+                };
+                if is_binary(content_type) {
+                    content.schema = Some(binary(content_type));
+                } else if corrective && status == "201" {
+                    content.schema = Some(RefOr::Ref(utoipa::openapi::Ref::from_schema_name(
+                        "CorrectiveInvoice",
+                    )));
+                }
+            }
+        }
+        if let Some(RefOr::T(body)) = op.request_body.as_mut() {
+            for (content_type, content) in body.content.iter_mut() {
+                if let RefOr::T(content) = content
+                    && is_binary(content_type)
+                {
+                    content.schema = Some(binary(content_type));
+                }
+            }
+        }
+    }
+    for (path, item) in doc.paths.paths.iter_mut() {
+        let corrective = path.ends_with("/corrections") || path.ends_with("/correct");
+        for op in [
+            &mut item.get,
+            &mut item.put,
+            &mut item.post,
+            &mut item.delete,
+            &mut item.patch,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            fix(op, corrective);
+        }
+    }
+    let components = doc.components.get_or_insert_with(Default::default);
+    if let Some(RefOr::T(Schema::Object(invoice))) = components.schemas.get("Invoice") {
+        let mut corrective = invoice.clone();
+        corrective.description = Some(
+            "An invoice that corrects an issued one (returned by the correction endpoints): \
+             `corrected_invoice_id` names the invoice it corrects."
+                .to_owned(),
+        );
+        corrective.properties.insert(
+            "corrected_invoice_id".to_owned(),
+            RefOr::T(Schema::Object(
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .description(Some("The invoice this one corrects."))
+                    .build(),
+            )),
+        );
+        if !corrective
+            .required
+            .iter()
+            .any(|r| r == "corrected_invoice_id")
+        {
+            corrective.required.push("corrected_invoice_id".to_owned());
+        }
+        components.schemas.insert(
+            "CorrectiveInvoice".to_owned(),
+            RefOr::T(Schema::Object(corrective)),
+        );
     }
 }
 

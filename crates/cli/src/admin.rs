@@ -1,5 +1,5 @@
-//! Operator commands: `admin bootstrap`, `admin token create`, `admin legal publish`,
-//! `admin jobs list|retry`.
+//! Operator commands: `admin bootstrap`, `admin company list`, `admin token create`,
+//! `admin legal publish`, `admin jobs list|retry`, …
 
 use clap::{Args, Subcommand};
 use serde_json::json;
@@ -31,6 +31,11 @@ pub struct BootstrapArgs {
 pub enum AdminCommand {
     /// Create a company, its owner and their tokens; prints the secrets once.
     Bootstrap(BootstrapArgs),
+    /// Companies and their members (to make a new token for one).
+    Company {
+        #[command(subcommand)]
+        command: CompanyCommand,
+    },
     /// Token management.
     Token {
         #[command(subcommand)]
@@ -64,6 +69,22 @@ pub enum AdminCommand {
         email: String,
     },
 }
+
+#[derive(Debug, Subcommand)]
+pub enum CompanyCommand {
+    /// List companies, oldest first, with their members' e-mails.
+    List {
+        /// Companies listed at most (1 to 1000).
+        #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(i64).range(1..=1000))]
+        limit: i64,
+        /// Continue after this company id (the `next_after` of the previous page).
+        #[arg(long)]
+        after: Option<String>,
+    },
+}
+
+/// Members shown per company by `admin company list`.
+const LISTED_MEMBERS: i64 = 20;
 
 #[derive(Debug, Subcommand)]
 pub enum VerifactuCommand {
@@ -115,11 +136,13 @@ pub enum JobsCommand {
 
 #[derive(Debug, Subcommand)]
 pub enum TokenCommand {
-    /// Create a token for a member of a company; prints its value once.
+    /// Create a token for a member of a company; prints its value (and, for a standard
+    /// token, its human proof) once.
     Create {
-        /// Company id.
+        /// Company id (`invoicing admin company list`); may be left out when the database
+        /// has only one company.
         #[arg(long)]
-        company: String,
+        company: Option<String>,
         /// E-mail of a member of that company.
         #[arg(long)]
         user: String,
@@ -161,6 +184,10 @@ pub async fn run(db: &store::Db, command: AdminCommand) -> anyhow::Result<()> {
         } => {
             let mut tx = db.begin_write().await?;
             let conn = tx.conn();
+            let company = match company {
+                Some(id) => id,
+                None => only_company(conn).await?,
+            };
             store::companies::get(conn, &company)
                 .await?
                 .ok_or_else(|| anyhow::anyhow!("no company has id {company}"))?;
@@ -176,7 +203,10 @@ pub async fn run(db: &store::Db, command: AdminCommand) -> anyhow::Result<()> {
             let issued =
                 store::tokens::issue(conn, &company, &member.id, &kind, &description).await?;
             tx.commit().await?;
-            json!({"id": issued.id, "token": issued.token, "human_proof": issued.human_proof, "kind": kind})
+            json!({
+                "id": issued.id, "token": issued.token, "human_proof": issued.human_proof,
+                "kind": kind, "company_id": company, "user_id": member.id,
+            })
         }
         AdminCommand::Legal {
             command: LegalCommand::Publish { kind, title, file },
@@ -248,6 +278,9 @@ pub async fn run(db: &store::Db, command: AdminCommand) -> anyhow::Result<()> {
             tx.commit().await?;
             json!({"company_id": company, "points_balance": balance, "currency": currency.code()})
         }
+        AdminCommand::Company {
+            command: CompanyCommand::List { limit, after },
+        } => company_list(db, limit, after.as_deref()).await?,
         AdminCommand::Jobs { command } => jobs(db, command).await?,
         AdminCommand::Password { email } => {
             let password = store::password::generate();
@@ -265,6 +298,54 @@ pub async fn run(db: &store::Db, command: AdminCommand) -> anyhow::Result<()> {
     };
     println!("{}", serde_json::to_string_pretty(&out)?);
     Ok(())
+}
+
+/// The id of the database's only company, for commands that may leave `--company` out.
+async fn only_company(conn: &mut store::Conn) -> anyhow::Result<String> {
+    let companies = store::companies::list(conn, None, 2).await?;
+    match companies.as_slice() {
+        [only] => Ok(only.id.clone()),
+        [] => anyhow::bail!(
+            "the database has no company yet: create one with `invoicing serve --bootstrap` \
+             or `invoicing admin bootstrap`"
+        ),
+        _ => anyhow::bail!(
+            "the database has several companies: say which with --company (ids from \
+             `invoicing admin company list`)"
+        ),
+    }
+}
+
+async fn company_list(
+    db: &store::Db,
+    limit: i64,
+    after: Option<&str>,
+) -> anyhow::Result<serde_json::Value> {
+    let mut conn = db.pool().acquire().await?;
+    // One more than asked tells whether there is a next page.
+    let mut companies = store::companies::list(&mut conn, after, limit + 1).await?;
+    let more = companies.len() as i64 > limit;
+    companies.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
+    let mut data = Vec::with_capacity(companies.len());
+    for c in &companies {
+        let members = store::members::list(&mut conn, &c.id, None, LISTED_MEMBERS).await?;
+        data.push(json!({
+            "id": c.id,
+            "name": c.name,
+            "fiscal_id": c.fiscal_id,
+            "registered": c.is_settled != 0,
+            "created_at": store::from_micros(c.created_at).to_rfc3339(),
+            "members": members.iter().map(|m| json!({
+                "email": m.email, "kind": m.kind, "status": m.status,
+            })).collect::<Vec<_>>(),
+        }));
+    }
+    let next_after = if more {
+        companies.last().map(|c| c.id.clone())
+    } else {
+        None
+    };
+    Ok(json!({"data": data, "next_after": next_after}))
 }
 
 async fn jobs(db: &store::Db, command: JobsCommand) -> anyhow::Result<serde_json::Value> {

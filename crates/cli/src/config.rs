@@ -46,6 +46,9 @@ pub struct Settings {
     pub max_queued_reports: Option<u32>,
     /// Longest a request waits for a render slot before a 503, in seconds (default 20).
     pub render_wait_secs: Option<u64>,
+    /// How often the worker looks for due reminders and recurring periods, in seconds
+    /// (default 30).
+    pub schedule_seconds: Option<u64>,
     /// Percent of the render and snippet slots one company may hold (default 50).
     pub render_company_share_percent: Option<u32>,
     /// PDF renders at once (default two per core).
@@ -127,6 +130,7 @@ impl std::fmt::Debug for Settings {
             .field("rate_limit_per_minute", &self.rate_limit_per_minute)
             .field("max_queued_reports", &self.max_queued_reports)
             .field("render_wait_secs", &self.render_wait_secs)
+            .field("schedule_seconds", &self.schedule_seconds)
             .field(
                 "render_company_share_percent",
                 &self.render_company_share_percent,
@@ -259,6 +263,7 @@ impl Settings {
         }
         number(&mut s.max_queued_reports, "INVOICING_MAX_QUEUED_REPORTS")?;
         number(&mut s.render_wait_secs, "INVOICING_RENDER_WAIT_SECS")?;
+        number(&mut s.schedule_seconds, "INVOICING_SCHEDULE_SECONDS")?;
         number(
             &mut s.render_company_share_percent,
             "INVOICING_RENDER_COMPANY_SHARE_PERCENT",
@@ -605,6 +610,12 @@ impl Settings {
                 defaults.ttl_days,
             )?,
         })
+    }
+
+    /// How often the worker looks for due reminders and recurring periods (default 30 s,
+    /// at least 1 s).
+    pub fn schedule_interval(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.schedule_seconds.unwrap_or(30).max(1))
     }
 
     /// Longest a report may take to render (default 60 s).

@@ -80,6 +80,7 @@ fn main() -> std::process::ExitCode {
     // `-shm`, outbox mails, objects of a `file://` store) is readable by its user only.
     #[cfg(unix)]
     nix::sys::stat::umask(nix::sys::stat::Mode::from_bits_truncate(0o077));
+    name_this_process(&cli.command);
     if let Command::RenderJob = cli.command {
         // Gets warm while the server has no job for it yet (it starts a spare child ahead of
         // each job); a job that is already waiting does not wait for this.
@@ -104,6 +105,24 @@ fn main() -> std::process::ExitCode {
             std::process::ExitCode::FAILURE
         }
     }
+}
+
+/// Names the child processes `serve` starts from `/proc/self/exe` (which `ps` would show as
+/// `exe`): `invoicing-mcp` and `invoicing-typst`. The name is the main thread's, set before any
+/// other thread starts, so every thread started after inherits it.
+fn name_this_process(command: &Command) {
+    #[cfg(target_os = "linux")]
+    {
+        let name: &std::ffi::CStr = match command {
+            Command::Mcp { .. } => c"invoicing-mcp",
+            Command::RenderJob => c"invoicing-typst",
+            _ => return,
+        };
+        // Only a name for people reading `ps`: nothing depends on it.
+        let _ = nix::sys::prctl::set_name(name);
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = command;
 }
 
 /// This very executable, for the child processes it starts (snippet renders, the MCP
@@ -182,7 +201,8 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Worker { concurrency } => {
             let public_url = settings.public_url(&settings.http_addr());
-            let worker = worker(&settings, &db, public_url, concurrency)?;
+            let state = api_state(&settings, &db, public_url.clone())?;
+            let worker = worker(&settings, &db, public_url, concurrency, state)?;
             worker.run(stopped(shutdown_channel())).await;
             db.close().await;
             Ok(())
@@ -216,6 +236,7 @@ fn worker(
     db: &store::Db,
     public_url: String,
     concurrency: usize,
+    state: api::AppState,
 ) -> anyhow::Result<jobs::Worker> {
     let mailer = jobs::Mailer::new(&settings.mail())?;
     tracing::info!(mail = %mailer.describe(), "mail goes to");
@@ -242,12 +263,73 @@ fn worker(
             jobs::aeat::HttpPowerOfAttorneyChecker::new(url).map_err(|e| anyhow::anyhow!(e))?;
         ctx.poa_checker = Some(std::sync::Arc::new(checker));
     }
+    let ctx = ctx.with_invoicing(std::sync::Arc::new(ApiInvoicing(state)));
     Ok(jobs::Worker::new(
         ctx,
         jobs::Registry::standard(),
         jobs::WorkerConfig {
             concurrency,
+            getting_paid_interval: settings.schedule_interval(),
             ..jobs::WorkerConfig::default()
+        },
+    ))
+}
+
+/// The API's invoice logic as the worker uses it: invoice attachments (PDFs) and the
+/// drafts of recurring invoices (`api::routes::invoices::{send, recurring}`).
+struct ApiInvoicing(api::AppState);
+
+impl jobs::invoicing::Invoicing for ApiInvoicing {
+    fn attachment_names(&self, invoice: &store::invoices::InvoiceRow) -> Vec<String> {
+        api::routes::invoices::send::attachments(invoice)
+    }
+
+    fn attachment<'a>(
+        &'a self,
+        company_id: &'a str,
+        invoice_id: &'a str,
+        name: &'a str,
+    ) -> jobs::invoicing::BoxFuture<'a, anyhow::Result<jobs::mail::MailAttachment>> {
+        Box::pin(async move {
+            let (content_type, bytes) =
+                api::routes::invoices::send::attachment(&self.0, company_id, invoice_id, name)
+                    .await
+                    .map_err(|e| anyhow::anyhow!("{name} of invoice {invoice_id}: {e}"))?;
+            Ok(jobs::mail::MailAttachment {
+                name: name.to_owned(),
+                content_type,
+                bytes,
+            })
+        })
+    }
+
+    fn run_recurring(
+        &self,
+        now: jobs::invoicing::Now,
+    ) -> jobs::invoicing::BoxFuture<'_, anyhow::Result<usize>> {
+        Box::pin(api::routes::invoices::recurring::run_due(&self.0, now))
+    }
+}
+
+/// The API's state over `db` as the settings say.
+fn api_state(
+    settings: &config::Settings,
+    db: &store::Db,
+    public_url: String,
+) -> anyhow::Result<api::AppState> {
+    Ok(api::AppState::new(
+        db.clone(),
+        api::ApiConfig {
+            public_url,
+            fx_url: settings.fx_url(),
+            aeat_mode: settings.aeat_mode()?,
+            secret_key: settings.secret_key()?,
+            rate_limit_per_minute: settings.rate_limit_per_minute(),
+            snippet_runner: Some(snippet_runner()?),
+            limits: settings.limits()?,
+            signature_trust: settings.signature_trust()?,
+            ai_queue: settings.ai_queue()?,
+            webhooks_allow_private: settings.webhooks_allow_private(),
         },
     ))
 }
@@ -266,23 +348,49 @@ async fn serve(
     db: store::Db,
     options: ServeOptions,
 ) -> anyhow::Result<()> {
+    let options_asked_bootstrap = options.bootstrap.is_some();
     let ServeOptions {
         bootstrap,
         with_worker,
         with_mcp,
         config_file,
     } = options;
+    let bootstrap_file = settings.data_dir().join(BOOTSTRAP_FILE);
+    let mut created = false;
     if let Some(args) = bootstrap {
         let mut conn = db.pool().acquire().await?;
-        if store::companies::any_exists(&mut conn).await? {
-            tracing::warn!(
-                "--bootstrap ignored: the database already has a company \
-                 (create more tokens with `invoicing admin token create`)"
-            );
-        } else {
-            drop(conn);
+        let exists = store::companies::any_exists(&mut conn).await?;
+        drop(conn);
+        if !exists {
             let out = admin::bootstrap(&db, &args).await?;
-            println!("{}", serde_json::to_string_pretty(&out)?);
+            let json = serde_json::to_string_pretty(&out)?;
+            write_private(&bootstrap_file, &format!("{json}\n"))?;
+            println!("{json}");
+            created = true;
+            tracing::info!(
+                company = %out.company_id,
+                "created the first company; its token, human proof and MCP token are in {} \
+                 (readable by you only; the database keeps only their hashes)",
+                bootstrap_file.display()
+            );
+        }
+    }
+    if !created {
+        // Said on every start, so the way back to a working token is never lost.
+        if bootstrap_file.exists() {
+            tracing::info!(
+                "the first company's token, human proof and MCP token are in {} (written \
+                 when --bootstrap created the company; --bootstrap does nothing more once a \
+                 company exists)",
+                bootstrap_file.display()
+            );
+        } else if options_asked_bootstrap {
+            tracing::warn!(
+                "--bootstrap: the database already has a company and {} is gone; make a new \
+                 token with `invoicing admin company list` and `invoicing admin token create \
+                 --company ID --user EMAIL` (README.md, \"Lost the first token?\")",
+                bootstrap_file.display()
+            );
         }
     }
     let http_limits = settings.http_limits()?;
@@ -319,10 +427,11 @@ async fn serve(
         web::WebState::new(state.clone(), settings.oidc()?)?
             .with_trusted_proxies(settings.trusted_proxies()?),
     );
+    let worker_state = state.clone();
     let app = api::app(state).merge(web);
     let stop = shutdown_channel();
     let worker = if with_worker {
-        let w = worker(&settings, &db, settings.public_url(&bound), 2)?;
+        let w = worker(&settings, &db, settings.public_url(&bound), 2, worker_state)?;
         Some(tokio::spawn(w.run(stopped(stop.clone()))))
     } else {
         None
@@ -350,6 +459,39 @@ async fn serve(
     }
     db.close().await;
     tracing::info!("stopped");
+    Ok(())
+}
+
+/// Where `serve --bootstrap` writes the first company's secrets, in the data directory.
+const BOOTSTRAP_FILE: &str = "bootstrap.json";
+
+/// Writes `text` to `path` readable by its owner only (0600), whole or not at all: the
+/// bytes go to a temporary file that then takes the name.
+fn write_private(path: &std::path::Path, text: &str) -> anyhow::Result<()> {
+    use std::io::Write as _;
+    let dir = path
+        .parent()
+        .ok_or_else(|| anyhow::anyhow!("{} has no directory", path.display()))?;
+    store::private::create_dir_all(dir)
+        .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
+    let temporary = dir.join(format!(".{BOOTSTRAP_FILE}.tmp"));
+    let context = |e: std::io::Error| anyhow::anyhow!("cannot write {}: {e}", temporary.display());
+    // A leftover of a crash may have other modes: start afresh.
+    match std::fs::remove_file(&temporary) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(context(e)),
+        _ => {}
+    }
+    let mut file = store::private::file_options()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&temporary)
+        .map_err(context)?;
+    file.write_all(text.as_bytes()).map_err(context)?;
+    file.sync_all().map_err(context)?;
+    drop(file);
+    std::fs::rename(&temporary, path)
+        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
     Ok(())
 }
 

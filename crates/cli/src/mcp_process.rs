@@ -153,6 +153,9 @@ pub fn supervise(
         let mut backoff = Duration::from_secs(1);
         loop {
             let mut cmd = Command::new(&exe);
+            // `ps` shows `invoicing mcp …`, not `/proc/<pid>/exe mcp …`.
+            #[cfg(unix)]
+            cmd.arg0("invoicing");
             if let Some(file) = &config_file {
                 cmd.arg("--config").arg(file);
             }

@@ -109,6 +109,19 @@ fn serve_starts_the_mcp_child_and_stops_it() {
     let (status, www) = status_of(&url, None).expect("MCP answers");
     assert_eq!(status, 401);
     assert!(www.starts_with("Bearer"), "{www}");
+    // `ps` names the child, though it runs from `/proc/<serve>/exe`.
+    #[cfg(target_os = "linux")]
+    {
+        let pid = mcp_child_pid(&server.logs(), 1);
+        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).expect("comm");
+        assert_eq!(comm.trim(), "invoicing-mcp");
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).expect("cmdline");
+        assert!(
+            cmdline.starts_with(b"invoicing\0mcp\0"),
+            "{}",
+            String::from_utf8_lossy(&cmdline)
+        );
+    }
     let logs = server.logs();
     let line = logs
         .lines()

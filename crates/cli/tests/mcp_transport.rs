@@ -135,6 +135,65 @@ fn check(db: TestDb) {
     let from_text: Value = serde_json::from_str(text).expect("the text block is the JSON");
     assert_eq!(&from_text, structured, "{answer}");
 
+    // An issued invoice's e-invoice is a resource: the XML as text, in the recipient's
+    // format (here none set: UBL).
+    let (s, _) = call(
+        &server.base,
+        &c,
+        "POST",
+        "/v1/company/registration",
+        Some(
+            json!({"name": "Wire Ltd", "fiscal_id": "IE6388047V", "email": "b@example.test",
+            "phone": "1", "address": {"lines": ["1 St"], "zipcode": "D01 X2Y3", "city": "Dublin", "country": "IE"}}),
+        ),
+    );
+    assert_eq!(s, 200);
+    accept_agreements(&server.base, &c);
+    let (s, draft) = call(
+        &server.base,
+        &c,
+        "POST",
+        "/v1/invoices",
+        Some(
+            json!({"recipient_id": entity["id"], "lines": [{"concept": "Work", "unit_price": 10000}]}),
+        ),
+    );
+    assert_eq!(s, 201, "{draft}");
+    let id = draft["id"].as_str().expect("id");
+    let uri = format!("invoicing://invoices/{id}/einvoice");
+    let answer = rpc(&url, &token, "resources/read", json!({"uri": uri}));
+    assert!(
+        answer["error"].is_object(),
+        "a draft has no e-invoice: {answer}"
+    );
+    let (s, issued) = call(
+        &server.base,
+        &c,
+        "POST",
+        &format!("/v1/invoices/{id}/issue"),
+        None,
+    );
+    assert_eq!(s, 200, "{issued}");
+    let answer = rpc(&url, &token, "resources/read", json!({"uri": uri}));
+    let contents = &answer["result"]["contents"][0];
+    assert_eq!(contents["mimeType"], "application/xml", "{answer}");
+    let xml = contents["text"].as_str().expect("XML text");
+    assert!(
+        xml.contains("urn:oasis:names:specification:ubl:schema:xsd:Invoice-2"),
+        "{xml}"
+    );
+    assert!(
+        xml.contains(issued["reference"].as_str().unwrap_or("?")),
+        "{xml}"
+    );
+    let templates = rpc(&url, &token, "resources/templates/list", json!({}));
+    assert!(
+        templates
+            .to_string()
+            .contains("invoicing://invoices/{id}/einvoice"),
+        "{templates}"
+    );
+
     assert!(server.stop().success(), "graceful exit with the MCP child");
 }
 

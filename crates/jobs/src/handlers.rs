@@ -26,6 +26,7 @@ pub(crate) fn register(r: &mut Registry) {
         .register(kind::REPORT_RENDER, crate::report::handle)
         .register(kind::REPORT_MAIL, crate::report::mail)
         .register(kind::VERIFACTU_SUBMIT, crate::verifactu::submit)
+        .register(kind::INVOICE_DELIVER, crate::invoicing::deliver)
         .register(
             kind::VERIFACTU_CHECK_AUTHORIZATION,
             crate::verifactu::check_authorization,
@@ -202,6 +203,8 @@ pub(crate) async fn send(
         text: rendered.text,
         html: rendered.html,
         message_id: Some(job.id.clone()),
+        cc: Vec::new(),
+        attachments: Vec::new(),
     };
     ctx.mailer.send(&mail).await?;
     tracing::info!(to = %mail.to, "mail sent");

@@ -20,6 +20,7 @@ pub mod aeat;
 #[cfg(feature = "testing")]
 pub mod fake_aeat;
 mod handlers;
+pub mod invoicing;
 pub mod mail;
 pub use store::password;
 pub mod report;
@@ -58,6 +59,9 @@ pub struct Context {
     pub aeat: Option<Arc<aeat::AeatClient>>,
     /// Who confirms powers of attorney; `None` leaves it to the operator.
     pub poa_checker: Option<Arc<dyn aeat::PowerOfAttorneyChecker>>,
+    /// The API's invoice logic (PDFs, recurring drafts); `None`: invoices are neither
+    /// mailed nor made by schedules.
+    pub invoicing: Option<invoicing::SharedInvoicing>,
     /// How webhook deliveries are made.
     pub webhooks: Arc<webhooks::Settings>,
 }
@@ -71,8 +75,15 @@ impl Context {
             config,
             aeat: None,
             poa_checker: None,
+            invoicing: None,
             webhooks: Arc::default(),
         }
+    }
+
+    /// The same context with the API's invoice logic.
+    pub fn with_invoicing(mut self, invoicing: invoicing::SharedInvoicing) -> Self {
+        self.invoicing = Some(invoicing);
+        self
     }
 }
 

@@ -13,7 +13,7 @@ use std::{path::PathBuf, time::Duration};
 use crate::JobError;
 use lettre::{
     AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor,
-    message::{Mailbox, MultiPart, SinglePart, header},
+    message::{Attachment, Body, Mailbox, MultiPart, SinglePart, header},
 };
 
 /// Where mail goes and who sends it.
@@ -49,6 +49,19 @@ pub struct OutgoingMail {
     pub html: String,
     /// Stable id (the job's), so a resend after a crash is recognisable as the same message.
     pub message_id: Option<String>,
+    /// Copies (`Cc`).
+    pub cc: Vec<String>,
+    /// Files attached after the text and HTML parts.
+    pub attachments: Vec<MailAttachment>,
+}
+
+/// A file attached to a message.
+#[derive(Clone)]
+pub struct MailAttachment {
+    pub name: String,
+    /// A MIME type such as `application/pdf`.
+    pub content_type: String,
+    pub bytes: Vec<u8>,
 }
 
 impl std::fmt::Debug for OutgoingMail {
@@ -123,23 +136,35 @@ impl Mailer {
             .from(self.from.clone())
             .to(to)
             .subject(&mail.subject);
+        for cc in &mail.cc {
+            let cc: Mailbox = cc
+                .parse()
+                .map_err(|e| JobError::Permanent(format!("`{cc}` is not a mail address: {e}")))?;
+            builder = builder.cc(cc);
+        }
         if let Some(id) = &mail.message_id {
             builder = builder.message_id(Some(format!("<{id}@{}>", self.domain)));
         }
-        // Quoted-printable keeps the text readable in the raw message (and in
-        // the `.eml` files) whatever the language.
         let part = |ct: header::ContentType, body: &str| {
-            SinglePart::builder()
-                .header(ct)
-                .header(header::ContentTransferEncoding::QuotedPrintable)
-                .body(body.to_owned())
+            SinglePart::builder().header(ct).body(readable_body(body))
+        };
+        let body = MultiPart::alternative()
+            .singlepart(part(header::ContentType::TEXT_PLAIN, &mail.text))
+            .singlepart(part(header::ContentType::TEXT_HTML, &mail.html));
+        let body = if mail.attachments.is_empty() {
+            body
+        } else {
+            let mut mixed = MultiPart::mixed().multipart(body);
+            for a in &mail.attachments {
+                let ct = header::ContentType::parse(&a.content_type).map_err(|e| {
+                    JobError::Permanent(format!("`{}` is not a MIME type: {e}", a.content_type))
+                })?;
+                mixed = mixed.singlepart(Attachment::new(a.name.clone()).body(a.bytes.clone(), ct));
+            }
+            mixed
         };
         let message = builder
-            .multipart(
-                MultiPart::alternative()
-                    .singlepart(part(header::ContentType::TEXT_PLAIN, &mail.text))
-                    .singlepart(part(header::ContentType::TEXT_HTML, &mail.html)),
-            )
+            .multipart(body)
             .map_err(|e| JobError::Permanent(format!("the message cannot be built: {e}")))?;
         match &self.transport {
             Transport::Smtp(smtp) => smtp.send(message).await.map(drop).map_err(|e| {
@@ -153,6 +178,37 @@ impl Mailer {
         }
     }
 }
+
+/// A body as it is written: `7bit` or `8bit` (the text itself, whatever the language) when
+/// every line fits the 998 bytes a mail line may have, so a link in an `.eml` file of the
+/// outbox, or in the raw message, stays on one line and can be pasted; quoted-printable
+/// (which breaks lines at 76 characters) only otherwise. `8bit` needs an SMTP server with
+/// 8BITMIME, which every current one has.
+fn readable_body(text: &str) -> Body {
+    // Lines end in CRLF on the wire; a lone CR or a NUL has no place in a text part.
+    let crlf = text.replace("\r\n", "\n").replace('\n', "\r\n");
+    let fits = !crlf.contains('\0')
+        && crlf
+            .split("\r\n")
+            .all(|line| line.len() <= MAX_LINE && !line.contains('\r'));
+    if !fits {
+        return Body::new_with_encoding(
+            text.to_owned(),
+            header::ContentTransferEncoding::QuotedPrintable,
+        )
+        .unwrap_or_else(|_| Body::new(text.to_owned()));
+    }
+    let encoding = if crlf.is_ascii() {
+        header::ContentTransferEncoding::SevenBit
+    } else {
+        header::ContentTransferEncoding::EightBit
+    };
+    // Checked above: CRLF line ends, no line over 998 bytes, no NUL; what 7bit and 8bit allow.
+    Body::dangerous_pre_encoded(crlf.into_bytes(), encoding)
+}
+
+/// The longest line a message may carry (RFC 5322), without its CRLF.
+const MAX_LINE: usize = 998;
 
 /// Writes one message as `<dir>/<uuid>.eml`, whole or not at all: the bytes go to a hidden
 /// temporary file, reach the disk, and only then take their name, so whoever picks mail
@@ -191,6 +247,55 @@ async fn write_eml(dir: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
 
 #[cfg(test)]
 mod tests {
+    #[tokio::test]
+    async fn outbox_mails_keep_links_on_one_line_in_any_language() {
+        let dir = tempfile::tempdir().unwrap();
+        let outbox = dir.path().join("outbox");
+        let mailer = super::Mailer::new(&super::MailConfig {
+            smtp_url: None,
+            outbox_dir: outbox.clone(),
+            from: "Invoicing <no-reply@example.com>".into(),
+        })
+        .unwrap();
+        let link = format!(
+            "http://127.0.0.1:8080/v1/reports/{}/pdf?expires=1767225600&signature={}",
+            uuid::Uuid::new_v4(),
+            "a1b2c3d4".repeat(8)
+        );
+        for (text, encoding) in [
+            (format!("Your report is ready: {link}\n"), "7bit"),
+            (format!("Su informe está listo: {link}\n"), "8bit"),
+        ] {
+            let _ = std::fs::remove_dir_all(&outbox);
+            mailer
+                .send(&super::OutgoingMail {
+                    to: "owner@example.com".into(),
+                    subject: "Informe".into(),
+                    html: format!("<p><a href=\"{link}\">{text}</a></p>"),
+                    text: text.clone(),
+                    message_id: None,
+                    cc: Vec::new(),
+                    attachments: Vec::new(),
+                })
+                .await
+                .unwrap();
+            let file = std::fs::read_dir(&outbox).unwrap().next().unwrap().unwrap();
+            let raw = std::fs::read_to_string(file.path()).unwrap();
+            assert!(
+                raw.contains(&format!("Content-Transfer-Encoding: {encoding}")),
+                "{raw}"
+            );
+            assert!(
+                raw.lines().any(|l| l.trim_end() == text.trim_end()),
+                "the text and its link on one line: {raw}"
+            );
+            assert!(
+                raw.contains(&format!("href=\"{link}\"")),
+                "the HTML link whole: {raw}"
+            );
+        }
+    }
+
     #[tokio::test]
     async fn an_outbox_message_appears_whole_under_its_final_name_only() {
         let dir = tempfile::tempdir().unwrap();

@@ -66,6 +66,30 @@ const TEMPLATES: &[(&str, Lang, &str, &str)] = &[
         include_str!("../templates/report_ready.es.html"),
     ),
     (
+        "invoice_send",
+        Lang::En,
+        include_str!("../templates/invoice_send.en.txt"),
+        include_str!("../templates/invoice_send.en.html"),
+    ),
+    (
+        "invoice_send",
+        Lang::Es,
+        include_str!("../templates/invoice_send.es.txt"),
+        include_str!("../templates/invoice_send.es.html"),
+    ),
+    (
+        "invoice_reminder",
+        Lang::En,
+        include_str!("../templates/invoice_reminder.en.txt"),
+        include_str!("../templates/invoice_reminder.en.html"),
+    ),
+    (
+        "invoice_reminder",
+        Lang::Es,
+        include_str!("../templates/invoice_reminder.es.txt"),
+        include_str!("../templates/invoice_reminder.es.html"),
+    ),
+    (
         "webhook_disabled",
         Lang::En,
         include_str!("../templates/webhook_disabled.en.txt"),
@@ -192,6 +216,12 @@ mod tests {
                 "https://invoicing.example/v1/reports/r1/pdf?expires=1&signature=s",
             ),
             ("link_days", "7"),
+            ("reference", "F-2026-00001"),
+            ("total", "EUR 1,234.56"),
+            ("outstanding", "EUR 234.56"),
+            ("due_date", "31/03/2026"),
+            // The invoice mails' personal message, escaped in HTML like a name.
+            ("message", "Ana <admin>"),
             ("url", "https://hooks.example/in"),
             ("failures", "30"),
             ("error", "HTTP 500"),
@@ -219,6 +249,20 @@ mod tests {
         assert!(es.text.contains("Contraseña: Secret1234567890abcd"));
         let en = render("member_password", Lang::En, &vars()).unwrap();
         assert!(en.text.contains("Password: Secret1234567890abcd"));
+        let sent = render("invoice_send", Lang::Es, &vars()).unwrap();
+        assert!(
+            sent.subject.contains("Factura F-2026-00001"),
+            "{}",
+            sent.subject
+        );
+        assert!(sent.text.contains("EUR 1,234.56") && sent.text.contains("31/03/2026"));
+        let reminder = render("invoice_reminder", Lang::En, &vars()).unwrap();
+        assert!(
+            reminder.subject.starts_with("Reminder"),
+            "{}",
+            reminder.subject
+        );
+        assert!(reminder.text.contains("EUR 234.56 is still outstanding"));
         let report = render("report_ready", Lang::Es, &vars()).unwrap();
         assert!(
             report

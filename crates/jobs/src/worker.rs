@@ -25,6 +25,9 @@ pub struct WorkerConfig {
     pub concurrency: usize,
     /// How often the daily schedule is (re)enqueued.
     pub schedule_interval: Duration,
+    /// How often due reminders and recurring periods are looked for
+    /// (`INVOICING_SCHEDULE_SECONDS`).
+    pub getting_paid_interval: Duration,
 }
 
 impl Default for WorkerConfig {
@@ -37,6 +40,7 @@ impl Default for WorkerConfig {
             shutdown_grace: Duration::from_secs(20),
             concurrency: 2,
             schedule_interval: Duration::from_secs(300),
+            getting_paid_interval: Duration::from_secs(30),
         }
     }
 }
@@ -103,14 +107,31 @@ impl Worker {
         schedule::ensure(&self.ctx.db, self.registry.schedules(), now).await
     }
 
+    /// One pass of the getting-paid schedule as of `now` (what every running worker does
+    /// every `getting_paid_interval`): the drafts of recurring periods that have started,
+    /// and the reminders that are due. See [`crate::invoicing::run_schedule`].
+    pub async fn run_schedule(
+        &self,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> anyhow::Result<crate::invoicing::Pass> {
+        crate::invoicing::run_schedule(&self.ctx, now).await
+    }
+
     async fn run_loop(&self, mut stop: watch::Receiver<bool>, keeps_schedule: bool) {
         let mut next_schedule = Instant::now();
+        let mut next_paid = Instant::now();
         while !*stop.borrow() {
             if keeps_schedule && Instant::now() >= next_schedule {
                 if let Err(e) = self.enqueue_daily(chrono::Utc::now()).await {
                     tracing::warn!(error = %format!("{e:#}"), "could not enqueue the daily jobs");
                 }
                 next_schedule = Instant::now() + self.config.schedule_interval;
+            }
+            if keeps_schedule && Instant::now() >= next_paid {
+                if let Err(e) = self.run_schedule(chrono::Utc::now()).await {
+                    tracing::warn!(error = %format!("{e:#}"), "the recurring invoices and reminders pass failed");
+                }
+                next_paid = Instant::now() + self.config.getting_paid_interval;
             }
             match self.claim().await {
                 Ok(Some(job)) => self.execute(job, stop.clone()).await,

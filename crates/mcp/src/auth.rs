@@ -30,32 +30,79 @@ impl std::fmt::Debug for BearerToken {
 #[derive(Debug)]
 enum Refusal {
     /// 401: fix the `Authorization` header or use another token.
-    Unauthorized(String),
+    Unauthorized {
+        message: String,
+        /// Whether the request carried an `Authorization` header at all.
+        token_sent: bool,
+    },
     /// 503: the API cannot be reached.
     Unavailable(String),
     /// 502: the API answered something unexpected.
     BadGateway(String),
 }
 
+/// What a person must do when a client is refused: said in every 401, because MCP clients
+/// that expect OAuth sign-in show little else.
+const HOW_TO_CONNECT: &str = "This MCP server has no OAuth sign-in: configure your MCP client \
+    to send the header `Authorization: Bearer <token>` with an MCP token of your company \
+    (`mcp_token` in data/bootstrap.json after `invoicing serve --bootstrap`, or a new one from \
+    POST /v1/tokens {\"kind\":\"mcp\"}). See the README, \"Connect an MCP client\".";
+
+/// JSON-RPC error code of a refused request (in the range JSON-RPC leaves to servers).
+const UNAUTHORIZED_CODE: i64 = -32001;
+
+/// The `WWW-Authenticate` of a 401 (RFC 6750): the realm, `invalid_token` when a token was
+/// sent (none when it was missing), and what to do, which clients may show.
+fn www_authenticate(token_sent: bool) -> HeaderValue {
+    let error = if token_sent {
+        ", error=\"invalid_token\""
+    } else {
+        ""
+    };
+    let value = format!(
+        "Bearer realm=\"invoicing\"{error}, error_description=\"Send Authorization: Bearer \
+         <token> with an MCP token of your company; this server has no OAuth sign-in\""
+    );
+    HeaderValue::from_str(&value).unwrap_or_else(|_| HeaderValue::from_static("Bearer"))
+}
+
 impl IntoResponse for Refusal {
     fn into_response(self) -> Response {
-        let (status, message) = match self {
-            Self::Unauthorized(m) => (StatusCode::UNAUTHORIZED, m),
-            Self::Unavailable(m) => (StatusCode::SERVICE_UNAVAILABLE, m),
-            Self::BadGateway(m) => (StatusCode::BAD_GATEWAY, m),
+        let (status, message, token_sent) = match self {
+            Self::Unauthorized {
+                message,
+                token_sent,
+            } => (StatusCode::UNAUTHORIZED, message, token_sent),
+            Self::Unavailable(m) => (StatusCode::SERVICE_UNAVAILABLE, m, true),
+            Self::BadGateway(m) => (StatusCode::BAD_GATEWAY, m, true),
         };
+        if status != StatusCode::UNAUTHORIZED {
+            return (
+                status,
+                [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+                format!("{message}\n"),
+            )
+                .into_response();
+        }
+        // A JSON-RPC error, which MCP clients show to the person (the official SDKs surface
+        // an error body at any status); curl shows the same words.
+        let body = serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": null,
+            "error": {
+                "code": UNAUTHORIZED_CODE,
+                "message": format!("Unauthorized: {message} {HOW_TO_CONNECT}"),
+            },
+        });
         let mut response = (
             status,
-            [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
-            format!("{message}\n"),
+            [(header::CONTENT_TYPE, "application/json")],
+            format!("{body}\n"),
         )
             .into_response();
-        if status == StatusCode::UNAUTHORIZED {
-            response.headers_mut().insert(
-                header::WWW_AUTHENTICATE,
-                HeaderValue::from_static("Bearer realm=\"invoicing\""),
-            );
-        }
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, www_authenticate(token_sent));
         response
     }
 }
@@ -74,31 +121,34 @@ pub async fn require_token(State(api): State<ApiClient>, mut req: Request, next:
     }
 }
 
+/// A 401 for a request that sent an `Authorization` header.
+fn unauthorized(message: &str) -> Refusal {
+    Refusal::Unauthorized {
+        message: message.to_owned(),
+        token_sent: true,
+    }
+}
+
 /// The token of an `Authorization: Bearer <uuid>` header, or what is wrong with it.
 fn bearer(headers: &axum::http::HeaderMap) -> Result<String, Refusal> {
-    let value = headers.get(header::AUTHORIZATION).ok_or_else(|| {
-        Refusal::Unauthorized(
-            "Missing bearer token: send `Authorization: Bearer <token>` with an API token of \
-             your company (an MCP token is best)."
-                .into(),
-        )
-    })?;
-    let value = value.to_str().map_err(|_| {
-        Refusal::Unauthorized("Malformed Authorization header: it must be ASCII.".into())
-    })?;
+    let value = headers
+        .get(header::AUTHORIZATION)
+        .ok_or_else(|| Refusal::Unauthorized {
+            message: "No Authorization header.".into(),
+            token_sent: false,
+        })?;
+    let value = value
+        .to_str()
+        .map_err(|_| unauthorized("Malformed Authorization header: it must be ASCII."))?;
     let token = value
         .split_once(' ')
         .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
         .map(|(_, t)| t.trim())
         .ok_or_else(|| {
-            Refusal::Unauthorized(
-                "Malformed Authorization header: expected `Bearer <token>`.".into(),
-            )
+            unauthorized("Malformed Authorization header: expected `Bearer <token>`.")
         })?;
     uuid::Uuid::parse_str(token).map_err(|_| {
-        Refusal::Unauthorized(
-            "Malformed bearer token: API tokens are UUIDs (as shown once when created).".into(),
-        )
+        unauthorized("Malformed bearer token: API tokens are UUIDs (as shown once when created).")
     })?;
     Ok(token.to_owned())
 }
@@ -113,11 +163,13 @@ async fn check(api: &ApiClient, headers: &axum::http::HeaderMap) -> Result<Beare
     })?;
     match answer.status {
         s if s.is_success() => Ok(BearerToken(token)),
-        StatusCode::UNAUTHORIZED => Err(Refusal::Unauthorized(format!(
-            "The bearer token was refused: {} Create a new token (POST /v1/tokens with kind \
-             `mcp`) if it was revoked.",
-            answer.error_message()
-        ))),
+        StatusCode::UNAUTHORIZED => Err(Refusal::Unauthorized {
+            message: format!(
+                "The bearer token was refused: {} Create a new token if it was revoked.",
+                answer.error_message().trim_end()
+            ),
+            token_sent: true,
+        }),
         s => Err(Refusal::BadGateway(format!(
             "The invoicing API answered {s} when checking the token: {}",
             answer.error_message()
@@ -154,7 +206,7 @@ mod tests {
             Some("Bearer not-a-uuid"),
         ] {
             assert!(
-                matches!(bearer(&headers(bad)), Err(Refusal::Unauthorized(_))),
+                matches!(bearer(&headers(bad)), Err(Refusal::Unauthorized { .. })),
                 "{bad:?}"
             );
         }
@@ -162,14 +214,21 @@ mod tests {
 
     #[test]
     fn unauthorized_answers_carry_www_authenticate() {
-        let r = Refusal::Unauthorized("x".into()).into_response();
-        assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
-        assert!(
-            r.headers()[header::WWW_AUTHENTICATE]
-                .to_str()
-                .unwrap()
-                .starts_with("Bearer")
-        );
+        for token_sent in [false, true] {
+            let r = Refusal::Unauthorized {
+                message: "x".into(),
+                token_sent,
+            }
+            .into_response();
+            assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
+            let www = r.headers()[header::WWW_AUTHENTICATE].to_str().unwrap();
+            assert!(www.starts_with("Bearer realm=\"invoicing\""), "{www}");
+            assert!(
+                www.contains("error_description=\"Send Authorization"),
+                "{www}"
+            );
+            assert_eq!(www.contains("invalid_token"), token_sent, "{www}");
+        }
         let r = Refusal::Unavailable("x".into()).into_response();
         assert_eq!(r.status(), StatusCode::SERVICE_UNAVAILABLE);
         assert!(r.headers().get(header::WWW_AUTHENTICATE).is_none());

@@ -24,6 +24,7 @@ pub const MAX_LIST_ITEMS: usize = 5_000;
 const PAGE_SIZE: usize = 500;
 
 const JSON: &str = "application/json";
+const XML: &str = "application/xml";
 
 /// The plain resources: `(path, name, description)`.
 const PLAIN: &[(&str, &str, &str)] = &[
@@ -63,6 +64,13 @@ const PLAIN: &[(&str, &str, &str)] = &[
         "All generated PDF business reports with their `status` (queued, rendering, ready, \
          failed), type, locale and period.",
     ),
+    (
+        "recurring-invoices",
+        "Recurring invoices",
+        "All recurring invoices, newest first: the draft each period gets, `frequency`, \
+         `interval`, `start_date`, `end_date`, `auto_issue`, `auto_send`, `status` (active, \
+         paused, ended), `next_run_date` and `last_error`.",
+    ),
 ];
 
 /// The resource templates: `(uri template path, name, description)`.
@@ -85,7 +93,21 @@ const TEMPLATES: &[(&str, &str, &str)] = &[
     (
         "invoices/{id}",
         "Invoice",
-        "One invoice with its lines, taxes and totals (integer cents).",
+        "One invoice with its lines, taxes and totals (integer cents), `payment_status`, and \
+         `deliveries`: what was mailed to the customer (sends and reminders, newest first, \
+         with `status` queued, sent or failed and `error`).",
+    ),
+    (
+        "recurring-invoices/{id}",
+        "Recurring invoice",
+        "One recurring invoice: its schedule, `status`, `next_run_date` and `last_error`.",
+    ),
+    (
+        "invoices/{id}/einvoice",
+        "E-invoice",
+        "An issued invoice as a structured e-invoice (XML as text) in the recipient's \
+         e-invoice format, else UBL 2.1 (EN 16931): what the customer's accounting system \
+         receives.",
     ),
     (
         "proformas/{id}",
@@ -125,7 +147,11 @@ pub fn templates() -> Vec<ResourceTemplate> {
             ResourceTemplate::new(format!("{SCHEME}{path}"), *name)
                 .with_title(*name)
                 .with_description(*description)
-                .with_mime_type(JSON)
+                .with_mime_type(if path.ends_with("/einvoice") {
+                    XML
+                } else {
+                    JSON
+                })
         })
         .collect()
 }
@@ -135,6 +161,10 @@ pub fn templates() -> Vec<ResourceTemplate> {
 enum Target {
     /// One object at an API path.
     One(String),
+    /// An XML document at an API path, passed through as text.
+    Xml(String),
+    /// An invoice with its deliveries.
+    Invoice(String),
     /// A collection at an API path; `strip_lines` drops each item's `lines`.
     List { path: String, strip_lines: bool },
     /// A collection filtered by an entity, which must exist in the company first.
@@ -165,11 +195,16 @@ fn parse(uri: &str) -> Option<Target> {
         ["company"] => Target::One("/v1/company".into()),
         ["entities"] => list("entities", false),
         ["reports"] => list("reports", false),
+        ["recurring-invoices"] => list("recurring-invoices", false),
+        ["invoices", id] if is_valid_id(id) => Target::Invoice((*id).to_owned()),
         [c @ ("invoices" | "proformas" | "expenses")] => list(c, true),
         [
-            c @ ("entities" | "invoices" | "proformas" | "expenses" | "reports"),
+            c @ ("entities" | "proformas" | "expenses" | "reports" | "recurring-invoices"),
             id,
         ] if is_valid_id(id) => Target::One(format!("/v1/{c}/{id}")),
+        ["invoices", id, "einvoice"] if is_valid_id(id) => {
+            Target::Xml(format!("/v1/invoices/{id}/einvoice"))
+        }
         ["entities", id, "invoices"] if is_valid_id(id) => Target::OfEntity {
             entity_id: (*id).to_owned(),
             path: "/v1/invoices".into(),
@@ -190,16 +225,41 @@ pub async fn read(api: &ApiClient, token: &str, uri: &str) -> Result<ResourceCon
         McpError::resource_not_found(
             format!(
                 "Resource `{uri}` not found: resources are invoicing://company, entities, \
-                 invoices, proformas, expenses, reports, and the templates \
+                 invoices, proformas, expenses, reports, recurring-invoices, and the templates \
                  invoicing://entities/{{id}}, entities/{{id}}/invoices, \
-                 entities/{{id}}/expenses, invoices/{{id}}, proformas/{{id}}, expenses/{{id}}, \
-                 reports/{{id}}."
+                 entities/{{id}}/expenses, invoices/{{id}}, invoices/{{id}}/einvoice, \
+                 proformas/{{id}}, expenses/{{id}}, reports/{{id}}, recurring-invoices/{{id}}."
             ),
             None,
         )
     })?;
     let value = match target {
+        Target::Xml(path) => {
+            let answer = api.get(token, &path).await.map_err(unavailable)?;
+            if !answer.status.is_success() {
+                return Err(refused(uri, &answer));
+            }
+            return Ok(ResourceContents::text(answer.text(), uri).with_mime_type(XML));
+        }
         Target::One(path) => fetch(api, token, uri, &path).await?,
+        Target::Invoice(id) => {
+            let mut invoice = fetch(api, token, uri, &format!("/v1/invoices/{id}")).await?;
+            let deliveries = collect(
+                api,
+                token,
+                uri,
+                &format!("/v1/invoices/{id}/deliveries"),
+                false,
+            )
+            .await?;
+            if let Some(obj) = invoice.as_object_mut() {
+                obj.insert(
+                    "deliveries".into(),
+                    deliveries.get("data").cloned().unwrap_or_else(|| json!([])),
+                );
+            }
+            invoice
+        }
         Target::List { path, strip_lines } => collect(api, token, uri, &path, strip_lines).await?,
         Target::OfEntity {
             entity_id,

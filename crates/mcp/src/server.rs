@@ -22,8 +22,9 @@ Read data through resources (JSON): invoicing://company, invoicing://entities (c
 suppliers; their `id` is the `recipient_id` or `supplier_id` the tools take), \
 invoicing://invoices, invoicing://proformas, invoicing://expenses, invoicing://reports, and the \
 templates invoicing://entities/{id}, invoicing://entities/{id}/invoices, \
-invoicing://entities/{id}/expenses, invoicing://invoices/{id}, invoicing://proformas/{id}, \
-invoicing://expenses/{id}, invoicing://reports/{id}. Money is always an integer in minor units \
+invoicing://entities/{id}/expenses, invoicing://invoices/{id}, invoicing://invoices/{id}/einvoice \
+(an issued invoice as the structured e-invoice its recipient receives, XML), \
+invoicing://proformas/{id}, invoicing://expenses/{id}, invoicing://reports/{id}. Money is always an integer in minor units \
 of the currency (cents: 150.00 EUR is 15000); dates are RFC 3339. Write tools (create_invoice, \
 create_expense, generate_report, delete_report) never act at once: each validates the request, \
 holds it in the company's AI review queue and returns an AI audit entry id; a person approves \

@@ -38,9 +38,12 @@ pub async fn insert_invoices(
     if rows.is_empty() {
         return Ok(());
     }
+    let columns = crate::invoices::COLUMNS.split(',').count();
     let values: Vec<String> = (0..rows.len())
         .map(|r| {
-            let params: Vec<String> = (1..=33).map(|c| format!("${}", r * 33 + c)).collect();
+            let params: Vec<String> = (1..=columns)
+                .map(|c| format!("${}", r * columns + c))
+                .collect();
             format!("({})", params.join(", "))
         })
         .collect();

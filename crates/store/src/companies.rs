@@ -181,6 +181,22 @@ pub async fn update(conn: &mut AnyConnection, row: &CompanyRow) -> sqlx::Result<
     Ok(())
 }
 
+/// Companies in the order they were created, after the company `after` (an id), at most
+/// `limit`: for operators (`invoicing admin company list`).
+pub async fn list(
+    conn: &mut AnyConnection,
+    after: Option<&str>,
+    limit: i64,
+) -> sqlx::Result<Vec<CompanyRow>> {
+    sqlx::query_as::<_, CompanyRow>(sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM companies WHERE $1 IS NULL OR id > $1 ORDER BY id LIMIT $2"
+    )))
+    .bind(after)
+    .bind(limit)
+    .fetch_all(conn)
+    .await
+}
+
 /// Whether any company exists (the service was bootstrapped).
 pub async fn any_exists(conn: &mut AnyConnection) -> sqlx::Result<bool> {
     let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM companies")

@@ -102,6 +102,39 @@ pub async fn get(
     .await
 }
 
+/// The company's oldest entity whose VAT id or tax id is `vat_id` (compared with either),
+/// or whose tax id is `tax_id`; ids are compared without spaces, dots and dashes, in
+/// upper case. Give them normalised the same way ([`normalize_id`]).
+pub async fn find_by_tax_ids(
+    conn: &mut AnyConnection,
+    company_id: &str,
+    vat_id: Option<&str>,
+    tax_id: Option<&str>,
+) -> sqlx::Result<Option<EntityRow>> {
+    const NORMAL: fn(&str) -> String =
+        |column| format!("UPPER(REPLACE(REPLACE(REPLACE({column}, ' ', ''), '.', ''), '-', ''))");
+    let (vies, fiscal) = (NORMAL("vies_vat_id"), NORMAL("fiscal_id"));
+    sqlx::query_as::<_, EntityRow>(sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM entities WHERE company_id = $1 AND \
+         (($2 IS NOT NULL AND ({vies} = $2 OR {fiscal} = $2 OR country || {fiscal} = $2)) \
+          OR ($3 IS NOT NULL AND {fiscal} = $3)) \
+         ORDER BY created_at, id LIMIT 1"
+    )))
+    .bind(company_id)
+    .bind(vat_id)
+    .bind(tax_id)
+    .fetch_optional(conn)
+    .await
+}
+
+/// A tax identifier as [`find_by_tax_ids`] compares it.
+pub fn normalize_id(id: &str) -> String {
+    id.chars()
+        .filter(|c| !matches!(c, ' ' | '.' | '-'))
+        .flat_map(char::to_uppercase)
+        .collect()
+}
+
 /// Entities of the company, newest first, after the keyset cursor.
 pub async fn list(
     conn: &mut AnyConnection,

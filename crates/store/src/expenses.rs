@@ -25,19 +25,25 @@ pub struct ExpenseRow {
     /// Receipt metadata (joined from `files`).
     pub receipt_content_type: Option<String>,
     pub receipt_size: Option<i64>,
+    /// `manual` or `einvoice`.
+    pub source: String,
+    /// For an imported credit note: the expense of the invoice it corrects.
+    pub corrected_expense_id: Option<String>,
 }
 
 const SELECT: &str = "SELECT e.id, e.company_id, e.supplier_id, e.invoice_reference, e.category, e.description, \
     e.currency_code, e.exchange_rate, e.expense_date, e.net_total, e.tax_total, e.total, e.line_count, \
     e.lines_json, e.receipt_file_id, e.created_at, e.updated_at, f.content_type AS receipt_content_type, \
-    f.size AS receipt_size FROM expenses e LEFT JOIN files f ON f.id = e.receipt_file_id";
+    f.size AS receipt_size, e.source, e.corrected_expense_id \
+    FROM expenses e LEFT JOIN files f ON f.id = e.receipt_file_id";
 
 /// Stores a new expense; a duplicate (supplier, reference) fails with a unique violation.
 pub async fn insert(conn: &mut AnyConnection, e: &ExpenseRow) -> sqlx::Result<()> {
     sqlx::query(
         "INSERT INTO expenses (id, company_id, supplier_id, invoice_reference, category, description, \
          currency_code, exchange_rate, expense_date, net_total, tax_total, total, line_count, lines_json, \
-         receipt_file_id, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)",
+         receipt_file_id, created_at, source, corrected_expense_id) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)",
     )
     .bind(&e.id)
     .bind(&e.company_id)
@@ -55,6 +61,8 @@ pub async fn insert(conn: &mut AnyConnection, e: &ExpenseRow) -> sqlx::Result<()
     .bind(&e.lines_json)
     .bind(&e.receipt_file_id)
     .bind(e.created_at)
+    .bind(&e.source)
+    .bind(&e.corrected_expense_id)
     .execute(conn)
     .await?;
     Ok(())
@@ -100,6 +108,23 @@ pub async fn get(
     )))
     .bind(company_id)
     .bind(id)
+    .fetch_optional(conn)
+    .await
+}
+
+/// The id of the company's expense with this supplier and reference, if there is one.
+pub async fn find_by_reference(
+    conn: &mut AnyConnection,
+    company_id: &str,
+    supplier_id: &str,
+    reference: &str,
+) -> sqlx::Result<Option<String>> {
+    sqlx::query_scalar(
+        "SELECT id FROM expenses WHERE company_id = $1 AND supplier_id = $2 AND invoice_reference = $3",
+    )
+    .bind(company_id)
+    .bind(supplier_id)
+    .bind(reference)
     .fetch_optional(conn)
     .await
 }

@@ -49,6 +49,8 @@ pub struct InvoiceRow {
     pub details_json: String,
     /// The issued invoice's typed document (`document::stored`), `None` for drafts.
     pub document_json: Option<String>,
+    /// The recurring invoice (schedule) that made this draft, if one did.
+    pub recurring_invoice_id: Option<String>,
 }
 
 pub(crate) const COLUMNS: &str = "id, company_id, recipient_id, series, status, origin, supply_type, currency_code, \
@@ -56,7 +58,7 @@ pub(crate) const COLUMNS: &str = "id, company_id, recipient_id, series, status, 
     tax_total, withholding_total, total, line_count, lines_json, custom_placeholder_values_json, \
     exchange_rates_json, bank_accounts_json, issuer_snapshot_json, recipient_snapshot_json, \
     corrected_invoice_id, correction_reason, proforma_id, created_at, updated_at, due_date, paid_minor, \
-    details_json, document_json";
+    details_json, document_json, recurring_invoice_id";
 
 /// Stores a new draft with the next draft number of its `order_year`, taken from the
 /// `draft` series of `document_counters` ([`crate::counters::next`]'s counter) by the same
@@ -70,14 +72,14 @@ pub(crate) const COLUMNS: &str = "id, company_id, recipient_id, series, status, 
 pub async fn insert_numbered_draft(conn: &mut AnyConnection, r: &InvoiceRow) -> sqlx::Result<i64> {
     let year = r.order_year.unwrap_or_default();
     let counter = "INSERT INTO document_counters (company_id, series, year, next_number) \
-         VALUES ($36, 'draft', $37, 2) ON CONFLICT (company_id, series, year) \
+         VALUES ($37, 'draft', $38, 2) ON CONFLICT (company_id, series, year) \
          DO UPDATE SET next_number = document_counters.next_number + 1";
     let postgres = conn.backend_name().eq_ignore_ascii_case("postgresql");
     let number = if postgres {
         "(SELECT number FROM counter)"
     } else {
         "(SELECT next_number - 1 FROM document_counters \
-          WHERE company_id = $36 AND series = 'draft' AND year = $37)"
+          WHERE company_id = $37 AND series = 'draft' AND year = $38)"
     };
     let values: Vec<String> = COLUMNS
         .split(',')
@@ -160,6 +162,7 @@ pub(crate) fn bind_row<'q>(
         .bind(r.paid_minor)
         .bind(&r.details_json)
         .bind(&r.document_json)
+        .bind(&r.recurring_invoice_id)
 }
 
 /// Writes every mutable column of a draft back.
@@ -410,6 +413,36 @@ pub struct Filter<'a> {
     pub issued_from: Option<i64>,
     /// Issued before (microseconds).
     pub issued_to: Option<i64>,
+    /// Drafts made by this recurring invoice.
+    pub recurring_invoice_id: Option<&'a str>,
+    /// `unpaid`, `partially_paid`, `paid` or `overdue` as of `now` (issued ordinary
+    /// invoices only); any other value matches nothing.
+    pub payment_status: Option<&'a str>,
+    /// The instant `overdue` is decided at (microseconds).
+    pub now: i64,
+}
+
+/// The SQL condition of a payment status (`$10` is the clock), as
+/// `api::routes::invoices::payments::payment_status` decides it for one invoice.
+fn payment_condition(status: &str) -> &'static str {
+    match status {
+        "paid" => {
+            "AND status = 'issued' AND series = 'invoice' AND total > 0 AND paid_minor >= total"
+        }
+        "overdue" => {
+            "AND status = 'issued' AND series = 'invoice' AND NOT (total > 0 AND paid_minor >= total) \
+             AND due_date IS NOT NULL AND due_date < $10"
+        }
+        "partially_paid" => {
+            "AND status = 'issued' AND series = 'invoice' AND paid_minor > 0 \
+             AND NOT (total > 0 AND paid_minor >= total) AND (due_date IS NULL OR due_date >= $10)"
+        }
+        "unpaid" => {
+            "AND status = 'issued' AND series = 'invoice' AND paid_minor <= 0 \
+             AND NOT (total > 0 AND paid_minor >= total) AND (due_date IS NULL OR due_date >= $10)"
+        }
+        _ => "AND 1 = 0",
+    }
 }
 
 /// Invoices of the company, newest first, after the keyset cursor.
@@ -420,12 +453,14 @@ pub async fn list(
     before_id: Option<&str>,
     limit: i64,
 ) -> sqlx::Result<Vec<InvoiceRow>> {
+    let payment = f.payment_status.map(payment_condition).unwrap_or_default();
     sqlx::query_as::<_, InvoiceRow>(sqlx::AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM invoices WHERE company_id = $1 \
          AND ($2 IS NULL OR status = $2) AND ($3 IS NULL OR recipient_id = $3) \
          AND ($4 IS NULL OR series = $4) AND ($5 IS NULL OR corrected_invoice_id = $5) \
          AND ($6 IS NULL OR issued_at >= $6) AND ($7 IS NULL OR issued_at < $7) \
-         AND ($8 IS NULL OR id < $8) ORDER BY id DESC LIMIT $9"
+         AND ($11 IS NULL OR recurring_invoice_id = $11) {payment} \
+         AND ($8 IS NULL OR id < $8) AND CAST($10 AS BIGINT) IS NOT NULL ORDER BY id DESC LIMIT $9"
     )))
     .bind(company_id)
     .bind(f.status)
@@ -436,6 +471,8 @@ pub async fn list(
     .bind(f.issued_to)
     .bind(before_id)
     .bind(limit)
+    .bind(f.now)
+    .bind(f.recurring_invoice_id)
     .fetch_all(conn)
     .await
 }

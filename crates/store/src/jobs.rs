@@ -39,6 +39,8 @@ pub mod kind {
     pub const VERIFACTU_SUBMIT: &str = "verifactu.submit";
     /// Asks whether the AEAT confirms declared powers of attorney (scheduled daily).
     pub const VERIFACTU_CHECK_AUTHORIZATION: &str = "verifactu.check_authorization";
+    /// Mails an invoice (a send or a reminder) to its customer: [`crate::deliveries::DeliverJob`].
+    pub const INVOICE_DELIVER: &str = "invoice.deliver";
 }
 
 /// Job classes: a lower class is always claimed first (see [`priority`]).
@@ -56,9 +58,11 @@ pub mod class {
 /// company's password mail or its invoices reaching the AEAT.
 pub fn priority(kind: &str) -> i64 {
     match kind {
-        kind::EMAIL_SEND | kind::MEMBER_PASSWORD | kind::REPORT_MAIL | kind::VERIFACTU_SUBMIT => {
-            class::URGENT
-        }
+        kind::EMAIL_SEND
+        | kind::MEMBER_PASSWORD
+        | kind::REPORT_MAIL
+        | kind::VERIFACTU_SUBMIT
+        | kind::INVOICE_DELIVER => class::URGENT,
         kind::REPORT_RENDER => class::BULK,
         _ => class::ROUTINE,
     }

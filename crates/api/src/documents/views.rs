@@ -160,6 +160,7 @@ fn common(r: InvoiceRow, now: i64) -> Invoice {
         due_date: r.due_date.map(ts),
         paid_minor: r.paid_minor,
         payment_status,
+        recurring_invoice_id: r.recurring_invoice_id,
         buyer_reference: None,
         order_reference: None,
         delivery_date: None,

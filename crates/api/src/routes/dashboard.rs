@@ -32,9 +32,13 @@ pub struct InvoiceCounts {
     pub draft: i64,
     /// Issued ordinary invoices (corrective ones are counted in `corrective`).
     pub issued: i64,
+    /// Issued ordinary invoices by `payment_status`; `unpaid`, `partially_paid`, `paid`
+    /// and `overdue` add up to `issued`. No payment yet, not past the due date.
+    pub unpaid: i64,
     pub paid: i64,
+    /// Partly paid, not past the due date.
     pub partially_paid: i64,
-    /// Not fully paid and past the due date.
+    /// Not fully paid and past the due date (UTC, as of the request).
     pub overdue: i64,
     /// Issued invoices with at least one issued corrective invoice.
     pub corrected: i64,
@@ -148,6 +152,7 @@ pub async fn get_dashboard(
         invoice_counts: InvoiceCounts {
             draft: counts.draft,
             issued: counts.issued,
+            unpaid: counts.unpaid,
             paid: counts.paid,
             partially_paid: counts.partially_paid,
             overdue: counts.overdue,

@@ -26,6 +26,11 @@ use crate::{
     views::{optional_text, required_text, ts},
 };
 
+/// `source` of an expense recorded through the JSON API or the web app.
+pub const SOURCE_MANUAL: &str = "manual";
+/// `source` of an expense imported from a supplier's e-invoice (`POST /v1/expenses/import`).
+pub const SOURCE_EINVOICE: &str = "einvoice";
+
 /// Largest receipt, in bytes (10 MiB).
 pub const MAX_RECEIPT: usize = 10 * 1024 * 1024;
 
@@ -115,6 +120,11 @@ pub struct Expense {
     pub tax_total: i64,
     pub total: i64,
     pub receipt: Option<ReceiptInfo>,
+    /// `manual` (recorded by hand or through the JSON API) or `einvoice` (imported from the
+    /// supplier's e-invoice, which is its receipt).
+    pub source: String,
+    /// For an imported credit note: the expense of the invoice it corrects, when known.
+    pub corrected_expense_id: Option<String>,
     #[serde(rename = "createdAt")]
     pub created_at: DateTime<Utc>,
     #[serde(rename = "updatedAt")]
@@ -147,6 +157,8 @@ impl Expense {
             net_total: e.net_total,
             tax_total: e.tax_total,
             total: e.total,
+            source: e.source,
+            corrected_expense_id: e.corrected_expense_id,
             created_at: ts(e.created_at),
             updated_at: e.updated_at.map(ts),
         })
@@ -160,7 +172,7 @@ pub struct ExpenseFilter {
     pub supplier_id: Option<String>,
 }
 
-async fn load(
+pub(crate) async fn load(
     conn: &mut sqlx::AnyConnection,
     company_id: &str,
     id: &str,
@@ -297,6 +309,8 @@ pub async fn create_expense(
         updated_at: None,
         receipt_content_type: None,
         receipt_size: None,
+        source: SOURCE_MANUAL.to_owned(),
+        corrected_expense_id: None,
     };
     apply(&mut conn, &mut row, req, now).await?;
     store::expenses::insert(&mut conn, &row)
@@ -486,6 +500,7 @@ pub async fn get_receipt(
         "image/png" => "png",
         "image/jpeg" => "jpg",
         "image/webp" => "webp",
+        "application/xml" => "xml",
         _ => "bin",
     };
     let disposition = crate::views::content_disposition(

@@ -2,10 +2,13 @@
 
 pub mod agreements;
 pub mod audit;
+pub mod avatar;
 pub mod bank_accounts;
 pub mod company;
 pub mod dashboard;
+pub mod einvoice;
 pub mod entities;
+pub mod expense_import;
 pub mod expenses;
 pub mod health;
 pub mod invoices;
@@ -79,6 +82,17 @@ pub fn v1() -> OpenApiRouter<AppState> {
             invoices::payments::list_payments
         ))
         .routes(routes!(invoices::payments::delete_payment))
+        .routes(routes!(invoices::send::send_invoice))
+        .routes(routes!(invoices::send::list_deliveries))
+        .routes(routes!(
+            invoices::recurring::list_recurring,
+            invoices::recurring::create_recurring
+        ))
+        .routes(routes!(
+            invoices::recurring::get_recurring,
+            invoices::recurring::update_recurring,
+            invoices::recurring::delete_recurring
+        ))
         .routes(routes!(
             bank_accounts::list_accounts,
             bank_accounts::create_account
@@ -98,13 +112,15 @@ pub fn v1() -> OpenApiRouter<AppState> {
         ))
         .routes(routes!(expenses::bulk_delete_expenses))
         .merge(
-            // Receipts are the one body larger than the 1 MiB JSON limit.
+            // Receipts and imported e-invoices are the bodies larger than the 1 MiB JSON limit.
             OpenApiRouter::new()
                 .routes(routes!(expenses::put_receipt, expenses::get_receipt))
+                .routes(routes!(expense_import::import_expense))
                 .layer(axum::extract::DefaultBodyLimit::max(expenses::MAX_RECEIPT)),
         )
         .routes(routes!(dashboard::get_dashboard))
         .routes(routes!(pdf::invoice_pdf))
+        .routes(routes!(einvoice::invoice_einvoice))
         .routes(routes!(pdf::proforma_pdf))
         .routes(routes!(reports::list_reports, reports::create_report))
         .routes(routes!(reports::get_report, reports::delete_report))

@@ -170,6 +170,38 @@ async fn respond(
     {
         return Ok((StatusCode::NOT_MODIFIED, [(header::ETAG, etag)]).into_response());
     }
+    let pdf = render_pdf(state, company_id, doc).await?;
+    Ok((
+        [
+            (
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/pdf"),
+            ),
+            (
+                header::ETAG,
+                HeaderValue::from_str(&etag).map_err(|e| ApiError::Internal(e.into()))?,
+            ),
+            (
+                header::CONTENT_DISPOSITION,
+                crate::views::content_disposition(
+                    crate::views::Disposition::Inline,
+                    &format!("{filename}.pdf"),
+                ),
+            ),
+        ],
+        pdf,
+    )
+        .into_response())
+}
+
+/// Renders a document to PDF bytes: in a child process with a memory limit when it carries
+/// company snippets ([`crate::isolation`]), else in this process; either way after a slot
+/// of the company's share ([`crate::render_gate`]).
+pub(crate) async fn render_pdf(
+    state: &AppState,
+    company_id: &str,
+    doc: InvoiceDocument,
+) -> ApiResult<Vec<u8>> {
     let snippets = doc.has_snippets();
     let turns = state
         .renders
@@ -194,27 +226,52 @@ async fn respond(
             }
             other => ApiError::Internal(anyhow::anyhow!("render: {other}")),
         })?;
-    Ok((
-        [
-            (
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/pdf"),
-            ),
-            (
-                header::ETAG,
-                HeaderValue::from_str(&etag).map_err(|e| ApiError::Internal(e.into()))?,
-            ),
-            (
-                header::CONTENT_DISPOSITION,
-                crate::views::content_disposition(
-                    crate::views::Disposition::Inline,
-                    &format!("{filename}.pdf"),
-                ),
-            ),
-        ],
-        pdf,
-    )
-        .into_response())
+    Ok(pdf)
+}
+
+/// What the PDF of an invoice shows: an issued invoice as frozen (with its VERI*FACTU QR
+/// code), a draft as it would be issued, dated by its creation.
+pub(crate) async fn invoice_render_input(
+    db: &mut sqlx::AnyConnection,
+    company_id: &str,
+    r: &store::invoices::InvoiceRow,
+) -> ApiResult<InvoiceDocument> {
+    let issued = r.status == "issued";
+    let doc = if issued {
+        documents::of_row(r)?
+    } else {
+        // Dated by its creation, as drafts always were: the same draft is the same bytes
+        // (and the same ETag) until it changes.
+        let created = store::from_micros(r.created_at);
+        draft_document(db, company_id, r, created).await?
+    };
+    let qr = if issued {
+        store::verifactu::for_invoice(db, company_id, &r.id)
+            .await?
+            .into_iter()
+            .find_map(|rec| rec.qr_url)
+            .and_then(|url| verifactu::qr::qr_svg(&url, 120).ok())
+            .map(|svg| QrCode {
+                svg,
+                caption: "VERI*FACTU".into(),
+            })
+    } else {
+        None
+    };
+    Ok(documents::views::render(
+        &doc,
+        if r.series == "corrective" {
+            DocumentKind::CorrectiveInvoice
+        } else {
+            DocumentKind::Invoice
+        },
+        if issued {
+            DocumentStatus::Issued
+        } else {
+            DocumentStatus::Draft
+        },
+        qr,
+    ))
 }
 
 /// The invoice as a PDF (drafts carry a DRAFT mark).
@@ -231,42 +288,7 @@ pub async fn invoice_pdf(
     headers: HeaderMap,
 ) -> ApiResult<Response> {
     let r = super::invoices::load(&mut db, &caller.company_id, &id).await?;
-    let issued = r.status == "issued";
-    let doc = if issued {
-        documents::of_row(&r)?
-    } else {
-        // Dated by its creation, as drafts always were: the same draft is the same bytes
-        // (and the same ETag) until it changes.
-        let created = store::from_micros(r.created_at);
-        draft_document(&mut db, &caller.company_id, &r, created).await?
-    };
-    let qr = if issued {
-        store::verifactu::for_invoice(&mut db, &caller.company_id, &id)
-            .await?
-            .into_iter()
-            .find_map(|rec| rec.qr_url)
-            .and_then(|url| verifactu::qr::qr_svg(&url, 120).ok())
-            .map(|svg| QrCode {
-                svg,
-                caption: "VERI*FACTU".into(),
-            })
-    } else {
-        None
-    };
-    let doc = documents::views::render(
-        &doc,
-        if r.series == "corrective" {
-            DocumentKind::CorrectiveInvoice
-        } else {
-            DocumentKind::Invoice
-        },
-        if issued {
-            DocumentStatus::Issued
-        } else {
-            DocumentStatus::Draft
-        },
-        qr,
-    );
+    let doc = invoice_render_input(&mut db, &caller.company_id, &r).await?;
     let name = r
         .reference
         .clone()

@@ -1,9 +1,10 @@
 //! `GET /v1/session`: who is calling, in which company.
 
-use axum::Json;
+use axum::{Json, extract::State};
 use serde::Serialize;
 
 use crate::{
+    AppState,
     auth::{Caller, DbConn},
     error::{ApiError, ApiResult},
     views::Address,
@@ -58,7 +59,11 @@ pub struct AccessibleCompany {
 /// The current session.
 #[utoipa::path(get, path = "/v1/session", tag = "session",
     responses((status = 200, body = CurrentSession), crate::openapi::ReadErrors))]
-pub async fn get_session(caller: Caller, mut db: DbConn) -> ApiResult<Json<CurrentSession>> {
+pub async fn get_session(
+    State(state): State<AppState>,
+    caller: Caller,
+    mut db: DbConn,
+) -> ApiResult<Json<CurrentSession>> {
     let user = store::users::get(&mut db, &caller.user_id)
         .await?
         .ok_or_else(|| ApiError::Internal(anyhow::anyhow!("token user missing")))?;
@@ -80,10 +85,16 @@ pub async fn get_session(caller: Caller, mut db: DbConn) -> ApiResult<Json<Curre
     } else {
         None
     };
+    // A user without a picture of their own gets one drawn from their id.
+    let profile_image_url = if user.profile_image_url.is_empty() {
+        crate::routes::avatar::url(&state.config.public_url, &user.id)
+    } else {
+        user.profile_image_url
+    };
     Ok(Json(CurrentSession {
         id: user.id,
         name: user.name,
-        profile_image_url: user.profile_image_url,
+        profile_image_url,
         email: user.email,
         language: user.language,
         company: CompanyInfo {

@@ -52,12 +52,18 @@ db_test!(every_401_case, |app| {
         )
         .await,
     );
-    // A wrong proof is a 401, not a silent downgrade to an AI caller.
-    assert_401(with_proof(&app, &app.a.token, "hp_wrong").await);
+    // A wrong proof is a 401, not a silent downgrade to an AI caller; the message speaks of
+    // the caller's kind of token only.
+    let wrong = with_proof(&app, &app.a.token, "hp_wrong").await;
+    assert!(!wrong.text().contains("MCP"), "{}", wrong.text());
+    assert!(wrong.text().contains("human proof"), "{}", wrong.text());
+    assert_401(wrong);
     // Company B's proof does not work with company A's token.
     assert_401(with_proof(&app, &app.a.token, &app.b.proof).await);
     // MCP tokens have no proof at all.
-    assert_401(with_proof(&app, &app.a.mcp_token, &app.a.proof).await);
+    let mcp = with_proof(&app, &app.a.mcp_token, &app.a.proof).await;
+    assert!(mcp.text().contains("MCP token"), "{}", mcp.text());
+    assert_401(mcp);
     // The right proof works.
     with_proof(&app, &app.a.token, &app.a.proof)
         .await

@@ -18,6 +18,7 @@ pub fn fast_config() -> WorkerConfig {
         shutdown_grace: Duration::from_secs(5),
         concurrency: 1,
         schedule_interval: Duration::from_secs(3600),
+        getting_paid_interval: Duration::from_secs(3600),
     }
 }
 

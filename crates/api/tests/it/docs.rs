@@ -8,6 +8,7 @@ use crate::support::*;
 const ROUTES: &[&str] = &[
     "GET /healthz",
     "GET /readyz",
+    "GET /avatars/{id}",
     "GET /v1/session",
     "GET /v1/company",
     "PATCH /v1/company",
@@ -67,6 +68,7 @@ const ROUTES: &[&str] = &[
     "PATCH /v1/expenses/{id}",
     "DELETE /v1/expenses/{id}",
     "POST /v1/expenses/bulk/delete",
+    "POST /v1/expenses/import",
     "PUT /v1/expenses/{id}/receipt",
     "GET /v1/expenses/{id}/receipt",
     "GET /v1/dashboard",
@@ -78,6 +80,7 @@ const ROUTES: &[&str] = &[
     "GET /v1/invoices/{id}/verifactu",
     "POST /v1/invoices/{id}/verifactu/annul",
     "GET /v1/invoices/{id}/pdf",
+    "GET /v1/invoices/{id}/einvoice",
     "GET /v1/proformas/{id}/pdf",
     "GET /v1/verifactu/authorization",
     "POST /v1/verifactu/authorization/document",
@@ -89,6 +92,13 @@ const ROUTES: &[&str] = &[
     "DELETE /v1/webhooks/{id}",
     "GET /v1/webhooks/{id}/deliveries",
     "POST /v1/webhooks/{id}/deliveries/{delivery_id}/retry",
+    "POST /v1/invoices/{id}/send",
+    "GET /v1/invoices/{id}/deliveries",
+    "GET /v1/recurring-invoices",
+    "POST /v1/recurring-invoices",
+    "GET /v1/recurring-invoices/{id}",
+    "PATCH /v1/recurring-invoices/{id}",
+    "DELETE /v1/recurring-invoices/{id}",
 ];
 
 db_test!(openapi_documents_every_route_and_nothing_else, |app| {
@@ -178,4 +188,111 @@ db_test!(health_and_unknown_routes, |app| {
     );
     let resp = app.get("/v2/things", As::Anonymous).await.expect(404);
     assert!(resp.content_type().starts_with("text/plain"));
+});
+
+/// The Python with the test tools (`INVOICING_TEST_PYTHON`, set by scripts/test), else the
+/// repository's `.venv`.
+fn python() -> String {
+    std::env::var("INVOICING_TEST_PYTHON").unwrap_or_else(|_| {
+        let venv = concat!(env!("CARGO_MANIFEST_DIR"), "/../../.venv/bin/python");
+        assert!(
+            std::path::Path::new(venv).exists(),
+            "the OpenAPI check needs openapi-spec-validator: run scripts/test, or create .venv \
+             with `python3 -m venv .venv && .venv/bin/pip install -r tests/requirements.txt`, \
+             or set INVOICING_TEST_PYTHON"
+        );
+        venv.to_owned()
+    })
+}
+
+db_test!(openapi_passes_the_openapi_3_1_validator, |app| {
+    let resp = app.get("/openapi.json", As::Anonymous).await.expect(200);
+    let doc = resp.json();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("openapi.json");
+    std::fs::write(&file, doc.to_string()).unwrap();
+    let out = std::process::Command::new(python())
+        .args(["-m", "openapi_spec_validator", "--schema", "3.1"])
+        .arg(&file)
+        .output()
+        .expect("run openapi-spec-validator (tests/requirements.txt)");
+    assert!(
+        out.status.success(),
+        "openapi-spec-validator rejects /openapi.json:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // A person can use the interactive reference: the human proof is a scheme of its own,
+    // and a request may carry the bearer token alone (AI) or with the proof (person).
+    let scheme = &doc["components"]["securitySchemes"]["human_proof"];
+    assert_eq!(scheme["type"], "apiKey", "{scheme}");
+    assert_eq!(scheme["in"], "header", "{scheme}");
+    assert_eq!(scheme["name"], "X-Human-Proof", "{scheme}");
+    assert_eq!(
+        doc["security"],
+        serde_json::json!([{"bearer": []}, {"bearer": [], "human_proof": []}])
+    );
+    // Binary bodies are binary strings, not arrays of integers.
+    for (path, method, ct) in [
+        ("/v1/invoices/{id}/pdf", "get", "application/pdf"),
+        ("/v1/reports/{id}/pdf", "get", "application/pdf"),
+        (
+            "/v1/expenses/{id}/receipt",
+            "get",
+            "application/octet-stream",
+        ),
+    ] {
+        let schema = &doc["paths"][path][method]["responses"]["200"]["content"][ct]["schema"];
+        assert_eq!(schema["type"], "string", "{method} {path}: {schema}");
+        assert_eq!(schema["format"], "binary", "{method} {path}: {schema}");
+    }
+    let receipt = &doc["paths"]["/v1/expenses/{id}/receipt"]["put"]["requestBody"]["content"]["application/octet-stream"]
+        ["schema"];
+    assert_eq!(receipt["type"], "string", "{receipt}");
+    // The corrective endpoints answer a CorrectiveInvoice, whose corrected invoice is required,
+    // and the legal reason is one of R1-R5.
+    for path in ["/v1/invoices/{id}/corrections", "/v1/invoices/{id}/correct"] {
+        let schema = &doc["paths"][path]["post"]["responses"]["201"]["content"]["application/json"]
+            ["schema"];
+        assert_eq!(
+            schema["$ref"], "#/components/schemas/CorrectiveInvoice",
+            "{path}: {schema}"
+        );
+    }
+    let schemas = &doc["components"]["schemas"];
+    let required = schemas["CorrectiveInvoice"]["required"].as_array().unwrap();
+    assert!(
+        required.iter().any(|r| r == "corrected_invoice_id"),
+        "{required:?}"
+    );
+    assert_eq!(
+        schemas["InvoiceVerifactu"]["properties"]["reason"]["$ref"],
+        "#/components/schemas/CorrectionReason"
+    );
+    assert_eq!(
+        schemas["CorrectionReason"]["enum"],
+        serde_json::json!(["R1", "R2", "R3", "R4", "R5"])
+    );
+});
+
+db_test!(json_answers_end_with_a_newline, |app| {
+    // Shown in a terminal, one answer does not run into the next line or the prompt.
+    let session = app.get("/v1/session", As::Human(&app.a)).await.expect(200);
+    assert!(session.text().ends_with("}\n"), "{:?}", session.text());
+    let list = app.get("/v1/invoices", As::Human(&app.a)).await.expect(200);
+    assert!(list.text().ends_with("}\n"), "{:?}", list.text());
+    let held = app
+        .call(
+            "PATCH",
+            "/v1/company",
+            As::Ai(&app.a),
+            Some(serde_json::json!({"invoiceReferenceFormat": "INV-{year}-{number:5}"})),
+        )
+        .await
+        .expect(202);
+    assert!(held.text().ends_with("}\n"), "{:?}", held.text());
+    // Plain-text answers already end with one; PDFs and other bytes are left alone.
+    let health = app.get("/healthz", As::Anonymous).await.expect(200);
+    assert_eq!(health.text(), "ok");
 });

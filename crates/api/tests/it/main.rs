@@ -4,6 +4,7 @@
 pub mod support;
 
 pub mod background;
+pub mod paid_support;
 
 mod agreements;
 mod audit;
@@ -12,7 +13,9 @@ mod bad_input;
 mod company;
 mod docs;
 mod documents;
+mod einvoice;
 mod entities;
+mod expense_import;
 mod fairness;
 mod files;
 mod fx;
@@ -28,6 +31,10 @@ mod members;
 mod members_mail;
 mod members_status;
 mod money;
+mod paid_recurring;
+mod paid_reminders;
+mod paid_send;
+mod paid_status;
 mod pdf;
 mod queue;
 mod ratelimit;

@@ -69,3 +69,35 @@ db_test!(
         assert_eq!(s3["company"]["id"], third.company_id.as_str());
     }
 );
+
+db_test!(profile_image_url_is_a_picture_for_everyone, |app| {
+    let s = app
+        .get("/v1/session", As::Human(&app.a))
+        .await
+        .expect(200)
+        .json();
+    let url = s["profileImageUrl"].as_str().unwrap();
+    let id = s["id"].as_str().unwrap();
+    assert_eq!(url, format!("http://invoicing.test/avatars/{id}"));
+    // The picture is served without a token (an <img> sends none).
+    let path = url.strip_prefix("http://invoicing.test").unwrap();
+    let picture = app.get(path, As::Anonymous).await.expect(200);
+    assert_eq!(picture.content_type(), "image/svg+xml");
+    assert!(picture.text().starts_with("<svg "), "{}", picture.text());
+    assert_eq!(
+        picture.headers.get("content-security-policy").unwrap(),
+        "default-src 'none'"
+    );
+    // Another user's picture differs; what is not a user id is not found.
+    let other = app
+        .get("/v1/session", As::Human(&app.b))
+        .await
+        .expect(200)
+        .json();
+    let other_path = format!("/avatars/{}", other["id"].as_str().unwrap());
+    let other_picture = app.get(&other_path, As::Anonymous).await.expect(200);
+    assert_ne!(other_picture.text(), picture.text());
+    app.get("/avatars/not-an-id", As::Anonymous)
+        .await
+        .expect(404);
+});

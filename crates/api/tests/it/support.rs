@@ -148,6 +148,8 @@ pub struct TestApp {
     /// The database URL, for a second pool (as a second process would have).
     pub url: String,
     pub router: Router,
+    /// The service's state (its clock is `clock`), for the worker's invoicing hooks.
+    pub state: AppState,
     pub a: Tenant,
     pub b: Tenant,
     cleanup: Option<Cleanup>,
@@ -263,7 +265,7 @@ impl TestApp {
         .with_clock(Arc::new(move || {
             read.lock().unwrap().unwrap_or_else(Utc::now)
         }));
-        let router = api::app(state);
+        let router = api::app(state.clone());
         let a = bootstrap(&db, "Alpha Ltd", "owner@alpha.test").await;
         let b = bootstrap(&db, "Beta Ltd", "owner@beta.test").await;
         Self {
@@ -272,6 +274,7 @@ impl TestApp {
             db,
             url,
             router,
+            state,
             a,
             b,
             cleanup: Some(cleanup),
@@ -382,6 +385,9 @@ impl TestApp {
             "dashboard_unpaid_due",
             "webhook_endpoints",
             "webhook_deliveries",
+            "recurring_invoices",
+            "recurring_runs",
+            "deliveries",
         ];
         let mut out = String::new();
         for t in tables {

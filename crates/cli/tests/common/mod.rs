@@ -105,7 +105,15 @@ impl Drop for TestDb {
 pub fn keep_lines(
     lines: impl Iterator<Item = std::io::Result<String>> + Send + 'static,
 ) -> std::sync::Arc<std::sync::Mutex<String>> {
-    let logs = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    keep_lines_after(String::new(), lines)
+}
+
+/// [`keep_lines`] after the lines already read.
+pub fn keep_lines_after(
+    read: String,
+    lines: impl Iterator<Item = std::io::Result<String>> + Send + 'static,
+) -> std::sync::Arc<std::sync::Mutex<String>> {
+    let logs = std::sync::Arc::new(std::sync::Mutex::new(read));
     let sink = logs.clone();
     std::thread::spawn(move || {
         for line in lines.map_while(Result::ok) {
@@ -139,17 +147,20 @@ impl Server {
             .expect("spawn invoicing");
         let stderr = child.stderr.take().expect("stderr");
         let mut lines = BufReader::new(stderr).lines();
+        let mut read = String::new();
         let base = loop {
             let line = lines
                 .next()
-                .expect("server exited before listening")
+                .unwrap_or_else(|| panic!("server exited before listening:\n{read}"))
                 .expect("read stderr");
+            read.push_str(&line);
+            read.push('\n');
             if let Some(rest) = line.split("listening on ").nth(1) {
                 break rest.split_whitespace().next().expect("address").to_owned();
             }
         };
         // Keep draining stderr so the server never blocks on a full pipe.
-        let logs = keep_lines(lines);
+        let logs = keep_lines_after(read, lines);
         // stdout carries only the bootstrap JSON, printed before the listener
         // starts; a thread collects it (the pipe stays open while the server runs).
         let mut stdout = child.stdout.take().expect("stdout");
@@ -176,7 +187,7 @@ impl Server {
         }
     }
 
-    /// What the server wrote to stderr after it started listening.
+    /// What the server wrote to stderr.
     pub fn logs(&self) -> String {
         self.logs.lock().expect("lock").clone()
     }

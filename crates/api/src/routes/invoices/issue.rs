@@ -83,7 +83,17 @@ pub async fn issuing_company(
     conn: &mut sqlx::AnyConnection,
     caller: &Caller,
 ) -> ApiResult<store::companies::CompanyRow> {
-    let found = store::companies::for_issuing(conn, &caller.company_id, &caller.user_id)
+    issuing_company_for(conn, &caller.company_id, &caller.user_id).await
+}
+
+/// [`issuing_company`] for the company `company_id` as the user `user_id` (the worker
+/// issuing a recurring invoice does so as the person who set it up).
+pub async fn issuing_company_for(
+    conn: &mut sqlx::AnyConnection,
+    company_id: &str,
+    user_id: &str,
+) -> ApiResult<store::companies::CompanyRow> {
+    let found = store::companies::for_issuing(conn, company_id, user_id)
         .await?
         .ok_or_else(|| ApiError::not_found("company"))?;
     let company = found.company;

@@ -5,6 +5,8 @@ pub mod corrections;
 pub mod issue;
 pub mod model;
 pub mod payments;
+pub mod recurring;
+pub mod send;
 
 use axum::{
     Json,
@@ -152,6 +154,10 @@ pub struct InvoiceFilter {
     pub issued_from: Option<chrono::DateTime<chrono::Utc>>,
     /// Issued before this instant (RFC 3339).
     pub issued_to: Option<chrono::DateTime<chrono::Utc>>,
+    /// `unpaid`, `partially_paid`, `paid` or `overdue` (issued ordinary invoices).
+    pub payment_status: Option<String>,
+    /// Drafts made by this recurring invoice.
+    pub recurring_invoice_id: Option<String>,
 }
 
 /// Lists invoices, newest first.
@@ -178,6 +184,13 @@ pub async fn list_invoices(
             "`series` must be invoice or corrective, got `{s}`."
         )));
     }
+    if let Some(s) = f.payment_status.as_deref()
+        && !["unpaid", "partially_paid", "paid", "overdue"].contains(&s)
+    {
+        return Err(ApiError::bad_request(format!(
+            "`payment_status` must be unpaid, partially_paid, paid or overdue, got `{s}`."
+        )));
+    }
     let limit = params.limit()?;
     let filter = store::invoices::Filter {
         status: f.status.as_deref(),
@@ -186,6 +199,9 @@ pub async fn list_invoices(
         corrected_invoice_id: None,
         issued_from: f.issued_from.map(|t| t.timestamp_micros()),
         issued_to: f.issued_to.map(|t| t.timestamp_micros()),
+        recurring_invoice_id: f.recurring_invoice_id.as_deref(),
+        payment_status: f.payment_status.as_deref(),
+        now: state.now().timestamp_micros(),
     };
     let rows = store::invoices::list(
         &mut db,
@@ -414,6 +430,7 @@ pub(crate) async fn priced_draft(
         paid_minor: 0,
         details_json: String::new(),
         document_json: None,
+        recurring_invoice_id: None,
     };
     let details = store::invoices::DraftDetails {
         // The recipient's buyer reference, unless the draft gives its own.

@@ -172,6 +172,7 @@ pub struct ExchangeRateEntry {
 #[serde(deny_unknown_fields)]
 pub struct InvoiceVerifactu {
     /// `R1` to `R5`.
+    #[schema(value_type = crate::openapi::CorrectionReason)]
     pub reason: String,
 }
 
@@ -228,6 +229,8 @@ pub struct Invoice {
     pub paid_minor: i64,
     /// For issued invoices: `unpaid`, `partially_paid`, `paid` or `overdue`.
     pub payment_status: Option<String>,
+    /// The recurring invoice that made this invoice's draft (`origin` `recurring`).
+    pub recurring_invoice_id: Option<String>,
     /// BT-10: the buyer's reference (a Leitweg-ID for German public buyers).
     pub buyer_reference: Option<String>,
     /// BT-13: the buyer's purchase order reference.

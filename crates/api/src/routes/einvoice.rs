@@ -1,0 +1,134 @@
+//! E-invoices out: an issued invoice as UBL, CII, XRechnung, Peppol BIS, Factur-X (its CII)
+//! or Facturae, written from the document frozen at issue (crate `einvoice`).
+//!
+//! The service never serves a document its own rules know to be invalid: what the format
+//! requires and the invoice lacks is a 400 naming the business rule and the field to set.
+
+use axum::{
+    extract::{Path, Query},
+    http::{HeaderValue, header},
+    response::{IntoResponse, Response},
+};
+use einvoice::Format;
+use serde::Deserialize;
+
+use crate::{
+    auth::{Caller, DbConn},
+    documents,
+    error::{ApiError, ApiResult},
+};
+
+/// The query of `GET /v1/invoices/{id}/einvoice`.
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct EinvoiceQuery {
+    /// `ubl`, `cii`, `xrechnung-ubl`, `xrechnung-cii`, `peppol`, `facturx` or `facturae`;
+    /// default: the recipient's `einvoice.format`, else `ubl`.
+    pub format: Option<String>,
+}
+
+/// The format asked for, or the recipient's preferred one, else `ubl`.
+async fn format_of(
+    db: &mut sqlx::AnyConnection,
+    company_id: &str,
+    recipient_id: &str,
+    asked: Option<&str>,
+) -> ApiResult<Format> {
+    if let Some(name) = asked {
+        return name
+            .trim()
+            .to_ascii_lowercase()
+            .parse()
+            .map_err(|e: einvoice::UnknownFormat| ApiError::bad_request(format!("{e}.")));
+    }
+    let Some(entity) = store::entities::get(db, company_id, recipient_id).await? else {
+        return Ok(Format::Ubl);
+    };
+    let settings: Option<documents::EntityEinvoice> = entity
+        .einvoice_json
+        .as_deref()
+        .map(|t| documents::parse("entity e-invoice settings", t))
+        .transpose()?;
+    match settings.and_then(|s| s.format) {
+        Some(name) => name
+            .parse()
+            .map_err(|e| documents::corrupt(format!("entity {recipient_id} e-invoice format"), e)),
+        None => Ok(Format::Ubl),
+    }
+}
+
+/// The 400 for a document that cannot be valid in `format`, naming the rule and the field.
+fn refused(format: Format, r: einvoice::Refusal) -> ApiError {
+    ApiError::bad_request(format!(
+        "The invoice cannot be a valid {format} e-invoice: {}: {}. Set {}.",
+        r.rule, r.message, r.field
+    ))
+}
+
+/// An issued invoice's e-invoice in its recipient's format (else UBL): what a send attaches.
+pub(crate) async fn recipient_xml(
+    db: &mut sqlx::AnyConnection,
+    invoice: &store::invoices::InvoiceRow,
+) -> ApiResult<(Format, String)> {
+    let format = format_of(db, &invoice.company_id, &invoice.recipient_id, None).await?;
+    let doc = documents::of_row(invoice)?;
+    let xml = einvoice::xml(&doc, format).map_err(|r| refused(format, r))?;
+    Ok((format, xml))
+}
+
+/// The issued invoice as an e-invoice.
+#[utoipa::path(get, path = "/v1/invoices/{id}/einvoice", tag = "invoices",
+    params(("id" = String, Path, description = "Invoice id"), EinvoiceQuery),
+    responses(
+        (status = 200, description = "The e-invoice (for `facturx`, the CII that the Factur-X PDF embeds)",
+            content_type = "application/xml", body = String),
+        (status = 409, description = "The invoice is a draft: issue it first."),
+        crate::openapi::ReadErrors))]
+pub async fn invoice_einvoice(
+    caller: Caller,
+    mut db: DbConn,
+    Path(id): Path<String>,
+    Query(q): Query<EinvoiceQuery>,
+) -> ApiResult<Response> {
+    let row = super::invoices::load(&mut db, &caller.company_id, &id).await?;
+    let asked = q.format.as_deref().filter(|f| !f.trim().is_empty());
+    if let Some(name) = asked {
+        // An unknown format is the caller's error whatever the invoice's state.
+        format_of(&mut db, &caller.company_id, &row.recipient_id, Some(name)).await?;
+    }
+    if row.status != "issued" {
+        return Err(ApiError::Conflict(format!(
+            "Invoice {id} is a draft: an e-invoice exists only for an issued invoice \
+             (POST /v1/invoices/{id}/issue)."
+        )));
+    }
+    let format = format_of(&mut db, &caller.company_id, &row.recipient_id, asked).await?;
+    let doc = documents::of_row(&row)?;
+    drop(db);
+    let xml = einvoice::xml(&doc, format).map_err(|r| refused(format, r))?;
+    let filename = format!("{}-{}.xml", doc.number, format.name());
+    let mut response = (
+        [
+            (
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/xml"),
+            ),
+            (
+                header::CONTENT_DISPOSITION,
+                crate::views::content_disposition(crate::views::Disposition::Attachment, &filename),
+            ),
+        ],
+        xml,
+    )
+        .into_response();
+    response
+        .headers_mut()
+        .insert("x-einvoice-format", HeaderValue::from_static(format.name()));
+    if format == Format::Facturae {
+        // No certificate signs it yet: say so, as the issue asks.
+        response
+            .headers_mut()
+            .insert("x-facturae-signed", HeaderValue::from_static("false"));
+    }
+    Ok(response)
+}

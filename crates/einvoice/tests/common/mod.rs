@@ -1,0 +1,563 @@
+//! Invoice documents covering every case the e-invoices must handle, built the way the
+//! service builds them at issue (`document::build::build`), and the validation kit.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use chrono::{NaiveDate, TimeZone, Utc};
+use document::build::{Issue, build};
+use document::*;
+use rust_decimal::Decimal;
+
+pub fn dec(s: &str) -> Decimal {
+    s.parse().expect("a decimal")
+}
+
+pub fn date(s: &str) -> NaiveDate {
+    s.parse().expect("a date")
+}
+
+/// A business party in `country`.
+pub fn party(id: &str, name: &str, country: &str, vat_id: Option<&str>, tax_id: &str) -> Party {
+    let (street, city, zip) = match country {
+        "ES" => ("Calle Mayor 1", "Madrid", "28001"),
+        "DE" => ("Hauptstraße 5", "Berlin", "10115"),
+        "FR" => ("1 rue de Rivoli", "Paris", "75001"),
+        "US" => ("500 Main Street", "Springfield", "62701"),
+        _ => ("1 Road", "Town", "1000"),
+    };
+    Party {
+        id: id.into(),
+        name: name.into(),
+        trading_name: None,
+        legal_form: format!("{country}:SL"),
+        country: country.into(),
+        is_business: true,
+        vat_id: vat_id.map(str::to_owned),
+        tax_id: Some(tax_id.into()),
+        address: Address {
+            lines: vec![street.into()],
+            city: Some(city.into()),
+            zipcode: Some(zip.into()),
+            state: None,
+            country: country.into(),
+        },
+        contact: Contact {
+            name: None,
+            phone: None,
+            email: Some(format!("billing@{id}.example")),
+        },
+        electronic_address: None,
+        settings: None,
+    }
+}
+
+pub fn spanish_seller() -> Party {
+    let mut p = party(
+        "company-1",
+        "Acme Servicios S.L.",
+        "ES",
+        Some("ESB12345674"),
+        "B12345674",
+    );
+    p.contact = Contact {
+        name: Some("Ana García".into()),
+        phone: Some("+34 910 000 000".into()),
+        email: Some("facturas@acme.example".into()),
+    };
+    p.electronic_address = Some(ElectronicAddress {
+        scheme: "9920".into(),
+        id: "ESB12345674".into(),
+    });
+    p
+}
+
+pub fn german_seller() -> Party {
+    let mut p = party(
+        "company-2",
+        "Beispiel GmbH",
+        "DE",
+        Some("DE123456789"),
+        "201/113/40209",
+    );
+    p.contact = Contact {
+        name: Some("Max Muster".into()),
+        phone: Some("+49 30 1234567".into()),
+        email: Some("rechnung@beispiel.example".into()),
+    };
+    p.electronic_address = Some(ElectronicAddress {
+        scheme: "9930".into(),
+        id: "DE123456789".into(),
+    });
+    p
+}
+
+/// A buyer with an electronic address (Peppol / XRechnung ready).
+pub fn buyer(country: &str, vat_id: Option<&str>, tax_id: &str) -> Party {
+    let mut p = party(
+        "entity-1",
+        "Cliente & Hijos <S.A.>",
+        country,
+        vat_id,
+        tax_id,
+    );
+    p.electronic_address = Some(match vat_id {
+        Some(v) => ElectronicAddress {
+            scheme: match country {
+                "ES" => "9920",
+                "DE" => "9930",
+                "FR" => "9957",
+                _ => "EM",
+            }
+            .into(),
+            id: v.into(),
+        },
+        None => ElectronicAddress {
+            scheme: "EM".into(),
+            id: "ap@buyer.example".into(),
+        },
+    });
+    p
+}
+
+/// A line taxed by the engine with `treatment` at `rate`.
+pub fn taxed(
+    concept: &str,
+    quantity: &str,
+    unit_price: i64,
+    rate: &str,
+    treatment: &str,
+) -> domain::invoice::Line {
+    let quantity = dec(quantity);
+    let subtotal = domain::money::line_subtotal(quantity, unit_price).expect("subtotal");
+    let amount = domain::money::percent_of(subtotal, dec(rate)).expect("vat");
+    domain::invoice::Line {
+        concept: concept.into(),
+        quantity,
+        quantity_unit: Some("h".into()),
+        unit_price,
+        unit_unit: None,
+        is_tax: false,
+        tax_amount: Some(amount),
+        subtotal,
+        tax_lines: vec![domain::invoice::LineTax {
+            kind: "vat".into(),
+            rate: dec(rate),
+            base: subtotal,
+            amount,
+            treatment: treatment.into(),
+        }],
+    }
+}
+
+/// A domestic 21% line with a 15% IRPF withholding.
+pub fn withheld(concept: &str, unit_price: i64) -> domain::invoice::Line {
+    let mut l = taxed(concept, "1", unit_price, "21", "domestic");
+    let w = domain::money::percent_of(unit_price, dec("-15")).expect("withholding");
+    l.tax_lines.push(domain::invoice::LineTax {
+        kind: "withholding".into(),
+        rate: dec("-15"),
+        base: unit_price,
+        amount: w,
+        treatment: "domestic".into(),
+    });
+    l.tax_amount = l.tax_amount.map(|a| a + w);
+    l
+}
+
+/// A line or explicit tax line as given, without computed taxes.
+pub fn plain(concept: &str, subtotal: i64, is_tax: bool) -> domain::invoice::Line {
+    domain::invoice::Line {
+        concept: concept.into(),
+        quantity: Decimal::ONE,
+        quantity_unit: None,
+        unit_price: subtotal,
+        unit_unit: None,
+        is_tax,
+        tax_amount: is_tax.then_some(subtotal),
+        subtotal,
+        tax_lines: Vec::new(),
+    }
+}
+
+pub fn issue(number: &str, lines: Vec<domain::invoice::Line>) -> Issue {
+    Issue {
+        id: format!("inv-{number}"),
+        kind: InvoiceKind::Ordinary,
+        number: number.into(),
+        yearly_number: 1,
+        year: 2026,
+        issued_at: Utc
+            .with_ymd_and_hms(2026, 3, 30, 10, 0, 0)
+            .single()
+            .expect("a time"),
+        currency: "EUR".into(),
+        minor_digits: 2,
+        accounting_currency: Some(("EUR".into(), 2)),
+        lines,
+        supply_type: SupplyType::Services,
+        treatment: Some("domestic".into()),
+        due_date: None,
+        payment_terms_days: Some(30),
+        buyer_reference: Some("04011000-12345-03".into()),
+        order_reference: None,
+        notes: None,
+        delivery: Delivery::default(),
+        prepaid: 0,
+        bank_accounts: vec![BankAccount {
+            id: Some("acc-1".into()),
+            name: "Main account".into(),
+            bank_name: Some("Banco".into()),
+            iban: Some("ES9121000418450200051332".into()),
+            bic: Some("CAIXESBBXXX".into()),
+            currency_code: Some("EUR".into()),
+        }],
+        exchange_rates: Vec::new(),
+        preceding: None,
+        presentation: Presentation {
+            language: "en".into(),
+            ..Presentation::default()
+        },
+    }
+}
+
+fn doc(issue: Issue, seller: Party, buyer: Party) -> Invoice {
+    let mut d = build(issue, seller, buyer).expect("the document builds");
+    // What decoding fills in from the row.
+    d.payment.remittance.clone_from(&d.number);
+    d
+}
+
+/// Every case: (name, document). All carry what XRechnung and Peppol need unless the name
+/// says `minimal`.
+pub fn cases() -> Vec<(&'static str, Invoice)> {
+    let mut out = Vec::new();
+
+    // Domestic, three rates, every optional field set.
+    let mut i = issue(
+        "F2026-00001",
+        vec![
+            taxed("Consulting", "10", 8_000, "21", "domestic"),
+            taxed("Catering", "3", 1_550, "10", "domestic"),
+            taxed("Books", "2.5", 1_999, "4", "domestic"),
+            taxed("Support", "0.75", 12_000, "21", "domestic"),
+        ],
+    );
+    i.order_reference = Some("PO-4711".into());
+    i.notes = Some("Thank you for your business & <trust>.".into());
+    i.delivery = Delivery {
+        date: None,
+        period_start: Some(date("2026-03-01")),
+        period_end: Some(date("2026-03-31")),
+    };
+    i.due_date = Some(date("2026-04-30"));
+    let mut seller = spanish_seller();
+    seller.trading_name = Some("Acme".into());
+    let mut b = buyer("ES", Some("ESA28017895"), "A28017895");
+    b.contact.name = Some("Luis".into());
+    b.contact.phone = Some("+34 600 000 000".into());
+    b.address.lines.push("Planta 3".into());
+    b.address.lines.push("Puerta B".into());
+    b.address.state = Some("Madrid".into());
+    out.push(("domestic-multirate", doc(i, seller, b)));
+
+    // German domestic supply (XRechnung's home case) with a Leitweg-ID.
+    let mut i = issue(
+        "RE-2026-0001",
+        vec![
+            taxed("Beratung", "8", 12_000, "19", "domestic"),
+            taxed("Fachbuch", "1", 4_990, "7", "domestic"),
+        ],
+    );
+    i.delivery.date = Some(date("2026-03-20"));
+    let mut b = buyer("DE", Some("DE987654321"), "12/345/67890");
+    b.electronic_address = Some(ElectronicAddress {
+        scheme: "0204".into(),
+        id: "04011000-12345-03".into(),
+    });
+    out.push(("german-leitweg", doc(i, german_seller(), b)));
+
+    // Exempt (E), the reason from the fallback.
+    let i = issue(
+        "F2026-00002",
+        vec![taxed("Medical training", "1", 50_000, "0", "exempt")],
+    );
+    out.push((
+        "exempt",
+        doc(
+            i,
+            spanish_seller(),
+            buyer("ES", Some("ESA28017895"), "A28017895"),
+        ),
+    ));
+
+    // Reverse charge (AE): services to a German business.
+    let i = issue(
+        "F2026-00003",
+        vec![taxed(
+            "Software development",
+            "40",
+            7_500,
+            "0",
+            "reverse_charge",
+        )],
+    );
+    out.push((
+        "reverse-charge",
+        doc(
+            i,
+            spanish_seller(),
+            buyer("DE", Some("DE987654321"), "12/345/67890"),
+        ),
+    ));
+
+    // Intra-EU supply of goods (K).
+    let mut i = issue(
+        "F2026-00004",
+        vec![taxed("Olive oil", "12", 2_345, "0", "intra_eu_exempt")],
+    );
+    i.supply_type = SupplyType::Goods;
+    i.delivery.date = Some(date("2026-03-28"));
+    out.push((
+        "intra-eu-goods",
+        doc(
+            i,
+            spanish_seller(),
+            buyer("FR", Some("FR40303265045"), "303265045"),
+        ),
+    ));
+
+    // Export of goods (G).
+    let mut i = issue(
+        "F2026-00005",
+        vec![taxed("Wine", "24", 1_800, "0", "export_exempt")],
+    );
+    i.supply_type = SupplyType::Goods;
+    let mut b = buyer("US", None, "12-3456789");
+    b.electronic_address = Some(ElectronicAddress {
+        scheme: "0060".into(),
+        id: "123456789".into(),
+    });
+    out.push(("export", doc(i, spanish_seller(), b.clone())));
+
+    // Services outside the scope of EU VAT (O).
+    let i = issue(
+        "F2026-00006",
+        vec![taxed("Consulting", "5", 20_000, "0", "not_subject")],
+    );
+    out.push(("outside-scope", doc(i, spanish_seller(), b)));
+
+    // Foreign currency: USD invoice, EUR accounting currency (BT-6, BT-111).
+    let mut i = issue(
+        "F2026-00007",
+        vec![taxed("Licence", "3", 33_333, "21", "domestic")],
+    );
+    i.currency = "USD".into();
+    i.exchange_rates = vec![ExchangeRate {
+        from: "USD".into(),
+        to: "EUR".into(),
+        rate: dec("0.9123"),
+        date: Some(date("2026-03-27")),
+        source: Some("ecb".into()),
+    }];
+    out.push((
+        "foreign-currency",
+        doc(
+            i,
+            spanish_seller(),
+            buyer("ES", Some("ESA28017895"), "A28017895"),
+        ),
+    ));
+
+    // Corrective: a full reversal, as a credit note with positive amounts.
+    let mut i = issue(
+        "R2026-00001",
+        vec![
+            taxed("Consulting", "-10", 8_000, "21", "domestic"),
+            taxed("Catering", "-3", 1_550, "10", "domestic"),
+        ],
+    );
+    i.kind = InvoiceKind::Corrective;
+    i.preceding = Some(PrecedingInvoice {
+        id: "inv-F2026-00001".into(),
+        number: "F2026-00001".into(),
+        issue_date: date("2026-03-02"),
+        issued_at: Utc
+            .with_ymd_and_hms(2026, 3, 2, 9, 0, 0)
+            .single()
+            .expect("a time"),
+        reason: CorrectionReason::R1,
+    });
+    let corrective = i.clone();
+    out.push((
+        "credit-note",
+        doc(
+            i,
+            spanish_seller(),
+            buyer("ES", Some("ESA28017895"), "A28017895"),
+        ),
+    ));
+
+    // Corrective that charges more: a corrected invoice (384).
+    let mut i = corrective;
+    i.number = "R2026-00002".into();
+    i.lines = vec![
+        taxed("Extra hours", "2", 8_000, "21", "domestic"),
+        taxed("Refund of catering", "-1", 1_550, "10", "domestic"),
+    ];
+    out.push((
+        "corrected-invoice",
+        doc(
+            i,
+            spanish_seller(),
+            buyer("ES", Some("ESA28017895"), "A28017895"),
+        ),
+    ));
+
+    // Spanish professional with IRPF withholding, partly paid before issue.
+    let mut i = issue(
+        "F2026-00008",
+        vec![
+            withheld("Architecture project", 150_000),
+            withheld("Site visits", 20_000),
+        ],
+    );
+    i.prepaid = 10_000;
+    i.presentation.language = "es".into();
+    out.push((
+        "withholding-prepaid",
+        doc(
+            i,
+            spanish_seller(),
+            buyer("ES", Some("ESA28017895"), "A28017895"),
+        ),
+    ));
+
+    // Explicit tax lines.
+    let i = issue(
+        "F2026-00009",
+        vec![
+            plain("Goods A", 10_000, false),
+            plain("VAT 21%", 2_100, true),
+            plain("Books", 5_000, false),
+            plain("VAT 4%", 200, true),
+        ],
+    );
+    out.push((
+        "explicit-tax-lines",
+        doc(
+            i,
+            spanish_seller(),
+            buyer("ES", Some("ESA28017895"), "A28017895"),
+        ),
+    ));
+
+    // A long invoice: 120 lines with amounts that round.
+    let lines = (1..=120)
+        .map(|n| {
+            let rate = if n % 3 == 0 { "10" } else { "21" };
+            taxed(
+                &format!("Item {n}"),
+                &format!("{}.{}", n % 7 + 1, n % 10),
+                1_000 + n * 37,
+                rate,
+                "domestic",
+            )
+        })
+        .collect();
+    out.push((
+        "long",
+        doc(
+            issue("F2026-00010", lines),
+            spanish_seller(),
+            buyer("ES", Some("ESA28017895"), "A28017895"),
+        ),
+    ));
+
+    // No optional field: no references, no bank account, no electronic addresses, a
+    // consumer without a tax id.
+    let mut i = issue(
+        "F2026-00011",
+        vec![taxed("Repair", "1", 9_900, "21", "domestic")],
+    );
+    i.buyer_reference = None;
+    i.bank_accounts = Vec::new();
+    i.payment_terms_days = None;
+    let mut seller = spanish_seller();
+    seller.electronic_address = None;
+    seller.contact = Contact::default();
+    let consumer = Party {
+        id: "entity-9".into(),
+        name: "Juan Pérez".into(),
+        trading_name: None,
+        legal_form: "ES:individual".into(),
+        country: "ES".into(),
+        is_business: false,
+        vat_id: None,
+        tax_id: None,
+        address: Address {
+            country: "ES".into(),
+            ..Address::default()
+        },
+        contact: Contact::default(),
+        electronic_address: None,
+        settings: None,
+    };
+    out.push(("minimal", doc(i, seller, consumer)));
+    out
+}
+
+/// The validation kit's script, resolved from this crate's place in the repository.
+pub fn kit() -> Option<(PathBuf, String)> {
+    let script =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/einvoice/validate");
+    // The kit lives beside the repository (../shared/einvoice), not in it: where it is not
+    // checked out the validation is skipped with a warning, unless it is required.
+    let required = std::env::var("INVOICING_REQUIRE_EINVOICE_KIT").is_ok_and(|v| v == "1");
+    if !script.exists() && !required {
+        eprintln!(
+            "warning: {} is not here: e-invoices are not validated by the official rules",
+            script.display()
+        );
+        return None;
+    }
+    let python = std::env::var("INVOICING_TEST_PYTHON").ok();
+    match python {
+        Some(python) if script.exists() => Some((script, python)),
+        python => panic!(
+            "the e-invoice validation kit is needed: {} exists: {}, INVOICING_TEST_PYTHON: \
+             {python:?} (scripts/test sets it)",
+            script.display(),
+            script.exists()
+        ),
+    }
+}
+
+/// Runs the kit with `profile` on `files` (one process); returns its stdout and whether it
+/// found no fatal error.
+pub fn validate(profile: &str, files: &[PathBuf]) -> Option<(bool, String)> {
+    let (script, python) = kit()?;
+    let out = Command::new(python)
+        .arg(script)
+        .arg("--profile")
+        .arg(profile)
+        .args(files)
+        .output()
+        .expect("the validation kit runs");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "the kit failed to run: {stdout}\n{stderr}"
+    );
+    Some((out.status.success(), stdout))
+}
+
+/// A fresh directory for the files of one test.
+pub fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("einvoice-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a scratch directory");
+    dir
+}
