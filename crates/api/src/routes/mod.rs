@@ -135,8 +135,8 @@ pub fn v1() -> OpenApiRouter<AppState> {
             webhooks::update_webhook,
             webhooks::delete_webhook
         ))
-        .routes(routes!(webhooks::list_deliveries))
-        .routes(routes!(webhooks::retry_delivery))
+        .routes(routes!(webhooks::list_webhook_deliveries))
+        .routes(routes!(webhooks::retry_webhook_delivery))
         .merge(
             OpenApiRouter::new()
                 .routes(routes!(verifactu::upload_document))

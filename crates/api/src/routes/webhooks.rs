@@ -463,7 +463,7 @@ pub async fn delete_webhook(
 #[utoipa::path(get, path = "/v1/webhooks/{id}/deliveries", tag = "webhooks",
     params(("id" = String, Path, description = "Endpoint id"), ListParams),
     responses((status = 200, body = Page<WebhookDelivery>), crate::openapi::ReadErrors))]
-pub async fn list_deliveries(
+pub async fn list_webhook_deliveries(
     caller: Caller,
     mut db: DbConn,
     Path(id): Path<String>,
@@ -498,7 +498,7 @@ pub async fn list_deliveries(
     responses((status = 200, description = "Queued again: status is `pending`", body = WebhookDelivery),
         (status = 409, description = "Still pending, or the endpoint is disabled", body = String, content_type = "text/plain"),
         crate::openapi::WriteErrors))]
-pub async fn retry_delivery(
+pub async fn retry_webhook_delivery(
     caller: Caller,
     tx: Tx,
     Path((id, delivery_id)): Path<(String, String)>,
