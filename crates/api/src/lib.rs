@@ -65,6 +65,9 @@ pub struct ApiConfig {
     pub signature_trust: signature_trust::TrustStore,
     /// Caps on the AI review queue and how long its entries wait.
     pub ai_queue: gate::QueueLimits,
+    /// Webhook URLs may point to loopback, private and link-local addresses
+    /// (`INVOICING_WEBHOOKS_ALLOW_PRIVATE=1`; tests and closed networks).
+    pub webhooks_allow_private: bool,
 }
 
 /// Bounds that keep one company from starving the others (docs/RELIABILITY.md, "Attacks

@@ -50,6 +50,7 @@ JSON `{error, message, requiresAuthorizationUrl?}`. Lists take `limit` and `curs
         (name = "reports", description = "PDF business reports rendered in the background"),
         (name = "dashboard", description = "Aggregated statistics"),
         (name = "verifactu", description = "Spanish VERI*FACTU records and authorization"),
+        (name = "webhooks", description = "Signed event deliveries (changes are human only)"),
         (name = "health", description = "Liveness and readiness")
     )
 )]

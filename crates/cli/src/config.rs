@@ -565,6 +565,13 @@ impl Settings {
         }
     }
 
+    /// Whether webhooks may go to loopback, private and link-local addresses
+    /// (`INVOICING_WEBHOOKS_ALLOW_PRIVATE=1`, read from the environment only; off by default).
+    pub fn webhooks_allow_private(&self) -> bool {
+        std::env::var("INVOICING_WEBHOOKS_ALLOW_PRIVATE")
+            .is_ok_and(|v| matches!(v.trim(), "1" | "true" | "yes"))
+    }
+
     /// Caps on the AI review queue and how long its entries wait
     /// (`INVOICING_AI_PENDING_*`; each at least 1).
     pub fn ai_queue(&self) -> anyhow::Result<api::gate::QueueLimits> {

@@ -254,6 +254,10 @@ fn worker(
         tracing::info!(endpoint = %aeat.endpoint, "VERI*FACTU records go to");
         ctx.aeat = Some(std::sync::Arc::new(client));
     }
+    ctx.webhooks = std::sync::Arc::new(jobs::webhooks::Settings {
+        allow_private: settings.webhooks_allow_private(),
+        ..jobs::webhooks::Settings::default()
+    });
     if let Some(url) = settings.aeat_poa_check_url.as_deref() {
         let checker =
             jobs::aeat::HttpPowerOfAttorneyChecker::new(url).map_err(|e| anyhow::anyhow!(e))?;
@@ -325,6 +329,7 @@ fn api_state(
             limits: settings.limits()?,
             signature_trust: settings.signature_trust()?,
             ai_queue: settings.ai_queue()?,
+            webhooks_allow_private: settings.webhooks_allow_private(),
         },
     ))
 }
@@ -414,6 +419,7 @@ async fn serve(
             limits: settings.limits()?,
             signature_trust,
             ai_queue: settings.ai_queue()?,
+            webhooks_allow_private: settings.webhooks_allow_private(),
         },
     );
     // The web app for people shares the API's state; its pages call the API in process.

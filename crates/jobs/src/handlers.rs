@@ -22,6 +22,7 @@ pub(crate) fn register(r: &mut Registry) {
     r.register(kind::EMAIL_SEND, email_send)
         .register(kind::MEMBER_PASSWORD, member_password)
         .register(kind::JOBS_PRUNE, prune)
+        .register(store::webhooks::DELIVER_KIND, crate::webhooks::deliver)
         .register(kind::REPORT_RENDER, crate::report::handle)
         .register(kind::REPORT_MAIL, crate::report::mail)
         .register(kind::VERIFACTU_SUBMIT, crate::verifactu::submit)
@@ -141,6 +142,8 @@ async fn prune(ctx: Context, _job: Job) -> Result<(), JobError> {
     )
     .await?;
     tracing::info!(deleted = n, "pruned finished jobs");
+    let deliveries = store::webhooks::prune(&mut conn, now - KEEP_DONE_DAYS * DAY).await?;
+    tracing::info!(deleted = deliveries, "pruned finished webhook deliveries");
     let keys = store::idempotency::prune(&mut conn, now).await?;
     tracing::info!(deleted = keys, "pruned expired idempotency keys");
     let expired = expire_ai_entries(&ctx, now).await?;

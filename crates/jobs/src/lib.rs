@@ -29,6 +29,7 @@ pub mod templates;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod verifactu;
+pub mod webhooks;
 pub mod worker;
 
 use std::{collections::BTreeMap, future::Future, pin::Pin, sync::Arc};
@@ -61,6 +62,8 @@ pub struct Context {
     /// The API's invoice logic (PDFs, recurring drafts); `None`: invoices are neither
     /// mailed nor made by schedules.
     pub invoicing: Option<invoicing::SharedInvoicing>,
+    /// How webhook deliveries are made.
+    pub webhooks: Arc<webhooks::Settings>,
 }
 
 impl Context {
@@ -73,6 +76,7 @@ impl Context {
             aeat: None,
             poa_checker: None,
             invoicing: None,
+            webhooks: Arc::default(),
         }
     }
 

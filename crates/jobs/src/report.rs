@@ -100,6 +100,7 @@ async fn render(ctx: &Context, report_id: &str) -> Result<(), JobError> {
     .for_company(&report.company_id);
     mail.dedupe_key = Some(format!("report-ready:{report_id}"));
     store::jobs::enqueue(tx.conn(), &mail).await?;
+    crate::webhooks::emit_report_ready(tx.conn(), &report, &file_id).await?;
     tx.commit().await?;
     Ok(())
 }

@@ -89,6 +89,18 @@ const TEMPLATES: &[(&str, Lang, &str, &str)] = &[
         include_str!("../templates/invoice_reminder.es.txt"),
         include_str!("../templates/invoice_reminder.es.html"),
     ),
+    (
+        "webhook_disabled",
+        Lang::En,
+        include_str!("../templates/webhook_disabled.en.txt"),
+        include_str!("../templates/webhook_disabled.en.html"),
+    ),
+    (
+        "webhook_disabled",
+        Lang::Es,
+        include_str!("../templates/webhook_disabled.es.txt"),
+        include_str!("../templates/webhook_disabled.es.html"),
+    ),
 ];
 
 /// A rendered message.
@@ -210,6 +222,10 @@ mod tests {
             ("due_date", "31/03/2026"),
             // The invoice mails' personal message, escaped in HTML like a name.
             ("message", "Ana <admin>"),
+            ("url", "https://hooks.example/in"),
+            ("failures", "30"),
+            ("error", "HTTP 500"),
+            ("endpoint_id", "e1"),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_owned(), v.to_owned()))

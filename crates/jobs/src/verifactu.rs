@@ -219,6 +219,14 @@ async fn send_batch(ctx: &Context, client: &AeatClient, batch_id: &str) -> Resul
             now,
         )
         .await?;
+        crate::webhooks::emit_verifactu(
+            tx.conn(),
+            record,
+            o.status,
+            o.code.as_deref(),
+            o.description.as_deref(),
+        )
+        .await?;
         if o.status == status::REJECTED {
             tracing::warn!(seq = record.seq, code = ?o.code, description = ?o.description, "the AEAT rejected a record");
         }

@@ -41,6 +41,7 @@ pub mod tokens;
 pub mod users;
 pub mod verifactu;
 pub mod web;
+pub mod webhooks;
 
 pub use db::{Backend, Db, WriteTx};
 pub use sqlx::AnyConnection as Conn;

@@ -231,6 +231,7 @@ pub(super) async fn hold_for_review(
         },
     )
     .await?;
+    crate::routes::webhooks::emit_audit(conn, &caller.company_id, "ai_audit.pending", &id).await?;
     let pending = PendingApproval {
         error: "pending_approval".into(),
         message: format!(

@@ -157,6 +157,7 @@ pub async fn import_expense(
         }
         return Err(e.into());
     }
+    crate::routes::webhooks::emit_expense(&mut conn, &row).await?;
     let stored = load(&mut conn, &caller.company_id, &row.id).await?;
     Ok((StatusCode::CREATED, Json(Expense::of(stored)?)))
 }

@@ -316,6 +316,7 @@ pub async fn create_expense(
     store::expenses::insert(&mut conn, &row)
         .await
         .map_err(|e| duplicate(e, &row.invoice_reference))?;
+    crate::routes::webhooks::emit_expense(&mut conn, &row).await?;
     Ok((StatusCode::CREATED, Json(Expense::of(row)?)))
 }
 

@@ -20,6 +20,7 @@ pub mod session;
 pub mod taxes;
 pub mod tokens;
 pub mod verifactu;
+pub mod webhooks;
 
 use utoipa_axum::{router::OpenApiRouter, routes};
 
@@ -128,6 +129,14 @@ pub fn v1() -> OpenApiRouter<AppState> {
         .routes(routes!(verifactu::annul_invoice))
         .routes(routes!(verifactu::get_authorization))
         .routes(routes!(verifactu::declare_power_of_attorney))
+        .routes(routes!(webhooks::list_webhooks, webhooks::create_webhook))
+        .routes(routes!(
+            webhooks::get_webhook,
+            webhooks::update_webhook,
+            webhooks::delete_webhook
+        ))
+        .routes(routes!(webhooks::list_webhook_deliveries))
+        .routes(routes!(webhooks::retry_webhook_delivery))
         .merge(
             OpenApiRouter::new()
                 .routes(routes!(verifactu::upload_document))

@@ -373,6 +373,7 @@ db_test!(every_mutating_route_is_gated_for_ai_callers, |app| {
                 .replace("{id}", &uuid::Uuid::new_v4().to_string())
                 .replace("{pid}", &uuid::Uuid::new_v4().to_string())
                 .replace("{sid}", &uuid::Uuid::new_v4().to_string())
+                .replace("{delivery_id}", &uuid::Uuid::new_v4().to_string())
                 .replace("{email}", "owner@alpha.test");
             let m = method.to_uppercase();
             for who in [As::Ai(&app.a), As::Mcp(&app.a)] {

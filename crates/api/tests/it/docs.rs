@@ -85,6 +85,13 @@ const ROUTES: &[&str] = &[
     "GET /v1/verifactu/authorization",
     "POST /v1/verifactu/authorization/document",
     "POST /v1/verifactu/authorization/power-of-attorney",
+    "GET /v1/webhooks",
+    "POST /v1/webhooks",
+    "GET /v1/webhooks/{id}",
+    "PATCH /v1/webhooks/{id}",
+    "DELETE /v1/webhooks/{id}",
+    "GET /v1/webhooks/{id}/deliveries",
+    "POST /v1/webhooks/{id}/deliveries/{delivery_id}/retry",
     "POST /v1/invoices/{id}/send",
     "GET /v1/invoices/{id}/deliveries",
     "GET /v1/recurring-invoices",
@@ -126,6 +133,7 @@ db_test!(openapi_documents_every_route_and_nothing_else, |app| {
             .replace("{id}", &uuid::Uuid::new_v4().to_string())
             .replace("{pid}", &uuid::Uuid::new_v4().to_string())
             .replace("{sid}", &uuid::Uuid::new_v4().to_string())
+            .replace("{delivery_id}", &uuid::Uuid::new_v4().to_string())
             .replace("{email}", "nobody@example.com");
         let resp = app.call(method, &concrete, As::Human(&app.a), None).await;
         assert_ne!(resp.status.as_u16(), 405, "{route}");

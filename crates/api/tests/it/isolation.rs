@@ -9,6 +9,19 @@ use crate::support::*;
 /// One of each resource in company A; returns the ids to substitute per path parameter.
 async fn populate_a(app: &TestApp) -> Vec<(&'static str, String)> {
     app.settle(&app.a).await;
+    let hook = app
+        .call(
+            "POST",
+            "/v1/webhooks",
+            As::Human(&app.a),
+            Some(json!({"url": "https://example.com/hook", "events": ["invoice.created"]})),
+        )
+        .await
+        .expect(201)
+        .json()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     let entity = app.entity(&app.a, irish_customer()).await;
     let account = app
         .call(
@@ -154,7 +167,19 @@ async fn populate_a(app: &TestApp) -> Vec<(&'static str, String)> {
         .as_str()
         .unwrap()
         .to_owned();
+    let delivery = app
+        .get(
+            &format!("/v1/webhooks/{hook}/deliveries"),
+            As::Human(&app.a),
+        )
+        .await
+        .json()["data"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     vec![
+        ("/v1/webhooks/{id}", hook),
+        ("{delivery_id}", delivery),
         ("/v1/entities/{id}", entity),
         ("/v1/bank-accounts/{id}", account),
         ("{sid}", snapshot),
@@ -232,7 +257,7 @@ db_test!(company_b_never_reaches_company_a, |app| {
             let mut unknown = path.clone();
             concrete = concrete.replace("{email}", "owner@alpha.test");
             unknown = unknown.replace("{email}", "nobody@nowhere.test");
-            for param in ["{id}", "{pid}", "{sid}"] {
+            for param in ["{id}", "{pid}", "{sid}", "{delivery_id}"] {
                 if concrete.contains(param) {
                     let id = id_for(&ids, path, param)
                         .unwrap_or_else(|| panic!("no A resource for {param} in {path}"));

@@ -258,6 +258,8 @@ impl TestApp {
                 limits: api::Limits::default(),
                 signature_trust: crate::verifactu::test_trust(),
                 ai_queue: api::gate::QueueLimits::default(),
+                // Test receivers listen on 127.0.0.1 (tests/it/webhooks.rs also checks it off).
+                webhooks_allow_private: true,
             },
         )
         .with_clock(Arc::new(move || {
@@ -381,6 +383,8 @@ impl TestApp {
             "dashboard_customer_firsts",
             "dashboard_counts",
             "dashboard_unpaid_due",
+            "webhook_endpoints",
+            "webhook_deliveries",
             "recurring_invoices",
             "recurring_runs",
             "deliveries",

@@ -71,6 +71,8 @@ pub async fn approve_entry(
         )
         .await?;
         drop_body(&state, &mut conn, &entry).await?;
+        crate::routes::webhooks::emit_audit(&mut conn, &caller.company_id, "ai_audit.failed", &id)
+            .await?;
         return reread(&mut conn, &caller, &id, now).await;
     }
 
@@ -146,6 +148,12 @@ pub async fn approve_entry(
         .await?;
     }
     drop_body(&state, &mut conn, &entry).await?;
+    let event = if status.is_success() {
+        "ai_audit.approved"
+    } else {
+        "ai_audit.failed"
+    };
+    crate::routes::webhooks::emit_audit(&mut conn, &caller.company_id, event, &id).await?;
     reread(&mut conn, &caller, &id, now).await
 }
 

@@ -266,6 +266,8 @@ pub async fn reject_entry(
     let entry = claim(&tx, &caller, &id, "rejected", now).await?;
     let mut conn = tx.conn().await?;
     drop_body(&state, &mut conn, &entry).await?;
+    crate::routes::webhooks::emit_audit(&mut conn, &caller.company_id, "ai_audit.rejected", &id)
+        .await?;
     let row = store::audit::get(&mut conn, &caller.company_id, &id, now)
         .await?
         .ok_or_else(|| ApiError::not_found("AI audit entry"))?;

@@ -281,6 +281,7 @@ pub async fn commit(
     if company.is_spanish() {
         crate::aeat::register_issue(conn, state.config.aeat_mode, &company, &doc, now).await?;
     }
+    crate::routes::webhooks::emit_invoice(conn, "invoice.issued", &row).await?;
     Ok(row)
 }
 

@@ -353,6 +353,7 @@ pub(crate) async fn store_new_draft(
 ) -> ApiResult<()> {
     row.order_year = Some(i64::from(chrono::Datelike::year(&state.now())));
     row.order_number = Some(store::invoices::insert_numbered_draft(conn, row).await?);
+    crate::routes::webhooks::emit_invoice(conn, "invoice.created", row).await?;
     Ok(())
 }
 

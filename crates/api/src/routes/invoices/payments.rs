@@ -114,6 +114,13 @@ pub async fn create_payment(
         created_at: now.timestamp_micros(),
     };
     store::payments::insert(&mut conn, &caller.company_id, &row).await?;
+    crate::routes::webhooks::emit_paid(
+        &mut conn,
+        &caller.company_id,
+        &row.invoice_id,
+        outstanding == req.amount_minor,
+    )
+    .await?;
     Ok((StatusCode::CREATED, Json(row.into())))
 }
 
