@@ -6,31 +6,12 @@
 // Prints one line per step and "ok" at the end; exits non-zero on the first failure.
 // Screenshots of every page go to `artifacts` (look at them after a change).
 
-import { chromium } from "playwright-core";
 import { createServer } from "node:http";
-import { readFile, mkdir } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import assert from "node:assert/strict";
+import { scenario, step, everyInputLabelled, fitsAPhone } from "./support.mjs";
 
-const cfg = JSON.parse(process.argv[2]);
-await mkdir(cfg.artifacts, { recursive: true });
-const step = (msg) => console.log(`-- ${msg}`);
-
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  args: [
-    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-  ],
-});
-let page;
-try {
-  const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1200, height: 900 } });
-  page = await context.newPage();
-  const shot = (name) => page.screenshot({ path: `${cfg.artifacts}/${name}.png`, fullPage: true });
-  const flash = () => page.locator(".flash").first().innerText();
-  const api = (path, token, proof) =>
-    fetch(cfg.base + path, { headers: { Authorization: `Bearer ${token}`, ...(proof ? { "X-Human-Proof": proof } : {}) } });
-
+await scenario(async ({ cfg, context, page, shot, flash, api }) => {
   step("a page asks for sign-in first, then the mailed password must be replaced");
   await page.goto(cfg.base + "/review");
   assert.match(page.url(), /\/login\?next=\/review$/);
@@ -113,12 +94,12 @@ try {
   const proof = await page.locator("#new-proof").inputValue();
   assert.match(token, /^[0-9a-f-]{36}$/);
   await shot("09-token-created");
-  assert.equal((await api("/v1/session", token, proof)).status, 200);
+  assert.equal((await api("GET", "/v1/session", undefined, token, proof)).status, 200);
   await page.goto(cfg.base + "/tokens");
   assert.equal(await page.locator("#new-token").count(), 0, "the value is shown only once");
   await page.getByRole("button", { name: "Revoke e2e token" }).click();
   assert.match(await flash(), /revoked/);
-  assert.equal((await api("/v1/session", token, proof)).status, 401);
+  assert.equal((await api("GET", "/v1/session", undefined, token, proof)).status, 401);
   await shot("10-token-revoked");
 
   step("a cross-site form post without the CSRF token is refused and changes nothing");
@@ -135,10 +116,10 @@ try {
   assert.equal((await refused).status(), 403);
   await attacker.waitForLoadState();
   assert.ok((await attacker.locator("main").innerText()).includes("Request refused"));
-  await attacker.screenshot({ path: `${cfg.artifacts}/11-cross-site-refused.png`, fullPage: true });
+  await shot("11-cross-site-refused", attacker);
   await attacker.close();
   evil.close();
-  const tokens = await (await api("/v1/tokens?limit=500", cfg.apiToken, cfg.apiProof)).json();
+  const tokens = (await api("GET", "/v1/tokens?limit=500")).json;
   assert.ok(!tokens.data.some((t) => t.description.includes("planted")), JSON.stringify(tokens));
 
   step("dashboard, members, settings and the VERI*FACTU page render");
@@ -169,16 +150,11 @@ try {
   await page.goto(cfg.base + "/members");
   await page.keyboard.press("Tab");
   assert.equal(await page.evaluate(() => document.activeElement.textContent), "Skip to content");
-  const unlabelled = await page.evaluate(() =>
-    [...document.querySelectorAll("input:not([type=hidden]):not([hidden]), select, textarea")]
-      .filter((el) => !(el.labels && el.labels.length) && !el.getAttribute("aria-label")).length);
-  assert.equal(unlabelled, 0);
+  await everyInputLabelled(page);
 
   step("readable on a phone");
+  await fitsAPhone(page, cfg, "/review");
   await page.setViewportSize({ width: 390, height: 844 });
-  await page.goto(cfg.base + "/review");
-  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-  assert.ok(overflow <= 1, `no sideways scrolling on a phone (overflow ${overflow}px)`);
   await shot("16-phone-review");
 
   step("sign out ends the session");
@@ -187,10 +163,4 @@ try {
   assert.equal(await flash(), "You are signed out.");
   await page.goto(cfg.base + "/review");
   assert.match(page.url(), /\/login/);
-  console.log("ok");
-} catch (e) {
-  if (page) await page.screenshot({ path: `${cfg.artifacts}/failure.png`, fullPage: true }).catch(() => {});
-  throw e;
-} finally {
-  await browser.close();
-}
+});

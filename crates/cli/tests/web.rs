@@ -11,7 +11,6 @@ use std::{collections::HashMap, process::Command, time::Duration};
 use common::*;
 use serde_json::{Value, json};
 
-const E2E: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/web/e2e.mjs");
 const MCP_AGENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/web/mcp_agent.py");
 const OWNER: &str = "owner@example.com";
 
@@ -145,41 +144,6 @@ impl Browser {
             None,
         )
     }
-}
-
-fn admin_password(db: &TestDb, email: &str) -> String {
-    let (ok, out, stderr) = run(db, &["admin", "password", "--email", email]);
-    assert!(ok, "{stderr}");
-    assert_eq!(out["change_required"], true);
-    out["password"].as_str().expect("password").to_owned()
-}
-
-fn human_api(server: &Server, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
-    let boot = server.bootstrap.as_ref().expect("bootstrap");
-    let url = format!("{}{path}", server.base);
-    let token = format!("Bearer {}", boot["token"].as_str().expect("token"));
-    let proof = boot["human_proof"].as_str().expect("proof");
-    let resp = match (method, body) {
-        ("GET", _) => agent()
-            .get(&url)
-            .header("Authorization", &token)
-            .header("X-Human-Proof", proof)
-            .call(),
-        (_, Some(b)) => agent()
-            .post(&url)
-            .header("Authorization", &token)
-            .header("X-Human-Proof", proof)
-            .send_json(b),
-        (_, None) => agent()
-            .post(&url)
-            .header("Authorization", &token)
-            .header("X-Human-Proof", proof)
-            .send_empty(),
-    };
-    let mut resp = resp.expect("API call");
-    let status = resp.status().as_u16();
-    let text = resp.body_mut().read_to_string().unwrap_or_default();
-    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
 }
 
 fn sign_in_sessions_csrf_and_throttling(db: TestDb) {
@@ -503,22 +467,10 @@ fn web_sign_in_sessions_csrf_and_throttling_on_postgres() {
 }
 
 fn in_a_browser(db: TestDb, name: &str) {
-    let server = Server::start(&db, &["serve", "--bootstrap", "--email", OWNER]);
-    let boot = server.bootstrap.clone().expect("bootstrap");
-    let password = admin_password(&db, OWNER);
-    let (status, settled) = human_api(
-        &server,
-        "POST",
-        "/v1/company/registration",
-        Some(
-            json!({"name": "Example Company Ltd", "fiscal_id": "IE6388047V", "email": "billing@example.com",
-            "phone": "+353 1 555 0100", "address": {"lines": ["1 Main Street"], "zipcode": "D02 X285",
-            "city": "Dublin", "country": "IE"}}),
-        ),
-    );
-    assert_eq!(status, 200, "{settled}");
+    let fx = WebFixture::start(&db);
+    let boot = fx.server.bootstrap.clone().expect("bootstrap");
     let (status, customer) = human_api(
-        &server,
+        &fx.server,
         "POST",
         "/v1/entities",
         Some(
@@ -530,7 +482,7 @@ fn in_a_browser(db: TestDb, name: &str) {
     let out = Command::new(python())
         .arg(MCP_AGENT)
         .arg(
-            json!({"mcp": server.mcp_url(), "token": boot["mcp_token"], "recipient_id": customer["id"], "concept": concept})
+            json!({"mcp": fx.server.mcp_url(), "token": boot["mcp_token"], "recipient_id": customer["id"], "concept": concept})
                 .to_string(),
         )
         .output()
@@ -541,33 +493,10 @@ fn in_a_browser(db: TestDb, name: &str) {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    let artifacts = std::env::var("INVOICING_TEST_ARTIFACTS").map_or_else(
-        |_| std::env::temp_dir().join("invoicing-web-e2e"),
-        std::path::PathBuf::from,
-    );
-    let config = json!({
-        "base": server.base,
-        "email": OWNER,
-        "password": password,
-        "newPassword": "my own long passphrase",
-        "customer": "Browser Customer Ltd",
-        "concept": concept,
-        "apiToken": boot["token"],
-        "apiProof": boot["human_proof"],
-        "artifacts": artifacts.join(name),
-    });
-    let node = Command::new("node")
-        .arg(E2E)
-        .arg(config.to_string())
-        .output()
-        .expect("run node (scripts/test installs Node packages and Chromium)");
-    let stdout = String::from_utf8_lossy(&node.stdout);
-    assert!(
-        node.status.success() && stdout.trim_end().ends_with("ok"),
-        "the browser test failed (screenshots in {}):\n{stdout}\n{}\n--- server logs ---\n{}",
-        artifacts.join(name).display(),
-        String::from_utf8_lossy(&node.stderr),
-        server.logs()
+    fx.run_script(
+        "e2e.mjs",
+        name,
+        json!({"customer": "Browser Customer Ltd", "concept": concept}),
     );
 }
 

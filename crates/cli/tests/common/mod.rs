@@ -418,3 +418,108 @@ pub fn pdf_text(pdf: &[u8]) -> String {
     assert!(out.status.success(), "pdftotext failed");
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
+
+/// The one-time password `admin password` sets for `email` (to be replaced at sign-in).
+pub fn admin_password(db: &TestDb, email: &str) -> String {
+    let (ok, out, stderr) = run(db, &["admin", "password", "--email", email]);
+    assert!(ok, "{stderr}");
+    assert_eq!(out["change_required"], true);
+    out["password"].as_str().expect("password").to_owned()
+}
+
+/// Calls the API as the bootstrap person (token and human proof); JSON in and out.
+pub fn human_api(server: &Server, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
+    let boot = server.bootstrap.as_ref().expect("bootstrap");
+    let url = format!("{}{path}", server.base);
+    let token = format!("Bearer {}", boot["token"].as_str().expect("token"));
+    let proof = boot["human_proof"].as_str().expect("proof");
+    let req = ureq::http::Request::builder()
+        .method(method)
+        .uri(&url)
+        .header("Authorization", &token)
+        .header("X-Human-Proof", proof);
+    let resp = match body {
+        Some(b) => agent().run(
+            req.header("Content-Type", "application/json")
+                .body(b.to_string())
+                .expect("request"),
+        ),
+        None => agent().run(req.body(()).expect("request")),
+    };
+    let mut resp = resp.expect("API call");
+    let status = resp.status().as_u16();
+    let text = resp.body_mut().read_to_string().unwrap_or_default();
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+/// A server with a settled company (Irish, so no VERI*FACTU) and its owner, ready
+/// for a browser script: `serve --bootstrap`, the company's registration, the
+/// owner's one-time password.
+pub struct WebFixture {
+    pub server: Server,
+    pub owner: &'static str,
+    pub password: String,
+}
+
+impl WebFixture {
+    pub fn start(db: &TestDb) -> Self {
+        let owner = "owner@example.com";
+        let server = Server::start(db, &["serve", "--bootstrap", "--email", owner]);
+        let password = admin_password(db, owner);
+        let (status, settled) = human_api(
+            &server,
+            "POST",
+            "/v1/company/registration",
+            Some(
+                serde_json::json!({"name": "Example Company Ltd", "fiscal_id": "IE6388047V",
+                "email": "billing@example.com", "phone": "+353 1 555 0100",
+                "address": {"lines": ["1 Main Street"], "zipcode": "D02 X285", "city": "Dublin", "country": "IE"}}),
+            ),
+        );
+        assert_eq!(status, 200, "{settled}");
+        Self {
+            server,
+            owner,
+            password,
+        }
+    }
+
+    /// Runs `tests/web/<script>` in Node against this server. Its argument is a
+    /// JSON object with `base`, `email`, `password`, `newPassword`, `apiToken`,
+    /// `apiProof`, `mcpToken` (an AI caller's), `artifacts` (screenshots of this run) and `extra`'s fields;
+    /// the script must print `ok` last. Panics with its output and the server's logs.
+    pub fn run_script(&self, script: &str, name: &str, extra: Value) {
+        let boot = self.server.bootstrap.clone().expect("bootstrap");
+        let artifacts = std::env::var("INVOICING_TEST_ARTIFACTS").map_or_else(
+            |_| std::env::temp_dir().join("invoicing-web-e2e"),
+            std::path::PathBuf::from,
+        );
+        let mut config = serde_json::json!({
+            "base": self.server.base,
+            "email": self.owner,
+            "password": self.password,
+            "newPassword": "my own long passphrase",
+            "apiToken": boot["token"],
+            "apiProof": boot["human_proof"],
+            "mcpToken": boot["mcp_token"],
+            "artifacts": artifacts.join(name),
+        });
+        if let (Some(c), Value::Object(more)) = (config.as_object_mut(), extra) {
+            c.extend(more);
+        }
+        let path = format!("{}/../../tests/web/{script}", env!("CARGO_MANIFEST_DIR"));
+        let node = Command::new("node")
+            .arg(&path)
+            .arg(config.to_string())
+            .output()
+            .expect("run node (scripts/test installs Node packages and Chromium)");
+        let stdout = String::from_utf8_lossy(&node.stdout);
+        assert!(
+            node.status.success() && stdout.trim_end().ends_with("ok"),
+            "the browser test {script} failed (screenshots in {}):\n{stdout}\n{}\n--- server logs ---\n{}",
+            artifacts.join(name).display(),
+            String::from_utf8_lossy(&node.stderr),
+            self.server.logs()
+        );
+    }
+}
