@@ -619,3 +619,21 @@ pub fn pdf_text_of(pdf: &[u8]) -> String {
     assert!(out.status.success());
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
+
+/// A settled company A with an Irish customer; the customer's id.
+pub async fn settled_with_customer(app: &TestApp) -> String {
+    app.settle(&app.a).await;
+    app.entity(&app.a, irish_customer()).await
+}
+
+/// A Spanish supplier of company A; its id.
+pub async fn supplier(app: &TestApp) -> String {
+    app.entity(&app.a, serde_json::json!({"name": "Supplies SL", "type": "ES:SL", "address": {"lines": ["Calle Mayor 1"], "city": "Madrid", "zipcode": "28013", "country": "ES"}, "currency_code": "EUR"})).await
+}
+
+/// A 100.00 + 21% VAT office expense from `supplier`, with its reference.
+pub fn expense(supplier: &str, reference: &str) -> Value {
+    serde_json::json!({"supplier_id": supplier, "invoice_reference": reference, "category": "office",
+        "expense_date": "2026-02-10T00:00:00Z",
+        "lines": [{"concept": "Paper", "subtotal": 10000}, {"concept": "VAT 21%", "subtotal": 2100, "is_tax": true}]})
+}

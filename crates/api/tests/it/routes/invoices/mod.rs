@@ -1,0 +1,7 @@
+mod bulk;
+mod corrective;
+mod create;
+mod get;
+mod issue;
+mod list;
+mod numbering;
