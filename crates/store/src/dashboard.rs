@@ -358,7 +358,10 @@ pub async fn push_issue(
     batch: &mut Batch,
     row: &crate::invoices::InvoiceRow,
 ) -> sqlx::Result<()> {
-    let Some(issued_at) = row.issued_at.filter(|_| row.status == "issued") else {
+    let Some(issued_at) = row
+        .issued_at
+        .filter(|_| row.status == crate::kinds::InvoiceStatus::Issued)
+    else {
         return Ok(());
     };
     let company_id = row.company_id.as_str();
@@ -383,7 +386,7 @@ pub async fn push_issue(
         .bind(row.currency_code.as_str())
         .bind(row.recipient_id.as_str())
         .bind(row.net_total);
-    if row.series == "corrective" {
+    if row.series == crate::kinds::Series::Corrective {
         // An ordinary invoice counts as corrected from its first issued corrective invoice.
         let mut corrected = 0;
         if let Some(original) = &row.corrected_invoice_id {

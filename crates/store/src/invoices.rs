@@ -4,6 +4,7 @@ use domain::reference::ReferencePart;
 use sqlx::AnyConnection;
 
 use crate::batch::Batch;
+pub use crate::kinds::{InvoiceStatus, Series};
 
 /// An invoice as stored; lines, rates and snapshots are JSON documents.
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -11,10 +12,8 @@ pub struct InvoiceRow {
     pub id: String,
     pub company_id: String,
     pub recipient_id: String,
-    /// `invoice` or `corrective`.
-    pub series: String,
-    /// `draft` or `issued`.
-    pub status: String,
+    pub series: Series,
+    pub status: InvoiceStatus,
     pub origin: String,
     pub supply_type: String,
     pub currency_code: String,
@@ -130,8 +129,8 @@ pub(crate) fn bind_row<'q>(
     q.bind(&r.id)
         .bind(&r.company_id)
         .bind(&r.recipient_id)
-        .bind(&r.series)
-        .bind(&r.status)
+        .bind(r.series)
+        .bind(r.status)
         .bind(&r.origin)
         .bind(&r.supply_type)
         .bind(&r.currency_code)
@@ -212,7 +211,8 @@ pub async fn store_issued(
             .bind(year)
             .bind(first);
     } else {
-        let number = crate::counters::next(conn, &r.company_id, &r.series, year, first).await?;
+        let number =
+            crate::counters::next(conn, &r.company_id, r.series.as_str(), year, first).await?;
         r.invoice_number = Some(number);
         r.reference = Some(ReferencePart::render(reference, number));
     }
@@ -405,9 +405,9 @@ pub async fn claim_draft(
 /// Filters of the invoice list; `None` means any.
 #[derive(Debug, Clone, Default)]
 pub struct Filter<'a> {
-    pub status: Option<&'a str>,
+    pub status: Option<InvoiceStatus>,
     pub recipient_id: Option<&'a str>,
-    pub series: Option<&'a str>,
+    pub series: Option<Series>,
     pub corrected_invoice_id: Option<&'a str>,
     /// Issued at or after (microseconds).
     pub issued_from: Option<i64>,

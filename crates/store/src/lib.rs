@@ -29,6 +29,7 @@ pub mod files;
 pub mod idempotency;
 pub mod invoices;
 pub mod jobs;
+pub mod kinds;
 pub mod legal;
 pub mod members;
 pub mod password;

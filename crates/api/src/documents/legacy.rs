@@ -255,7 +255,7 @@ async fn document_of(
     );
     let issue = Issue {
         id: row.id.clone(),
-        kind: kind(&row.series),
+        kind: kind(row.series),
         number: row.reference.clone().unwrap_or_default(),
         yearly_number: row.invoice_number.unwrap_or_default(),
         year: row.invoice_year.unwrap_or_default(),

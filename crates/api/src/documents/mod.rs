@@ -283,11 +283,10 @@ pub fn accounts(row: &InvoiceRow) -> ApiResult<Vec<BankAccount>> {
 }
 
 /// The kind of a stored series.
-pub fn kind(series: &str) -> InvoiceKind {
-    if series == "corrective" {
-        InvoiceKind::Corrective
-    } else {
-        InvoiceKind::Ordinary
+pub fn kind(series: store::invoices::Series) -> InvoiceKind {
+    match series {
+        store::invoices::Series::Corrective => InvoiceKind::Corrective,
+        store::invoices::Series::Invoice => InvoiceKind::Ordinary,
     }
 }
 
@@ -327,7 +326,7 @@ pub fn issue_of(
         .map(|c| (c.code().to_owned(), c.minor_units() as u8));
     Ok(Issue {
         id: row.id.clone(),
-        kind: kind(&row.series),
+        kind: kind(row.series),
         number: String::new(),
         yearly_number: 0,
         year: 0,

@@ -22,7 +22,7 @@ use crate::{
 /// The API view of a stored invoice, legal mentions in `lang`, its payment status as of
 /// `now` (microseconds; the service's clock).
 pub fn invoice(r: InvoiceRow, lang: &str, now: i64) -> ApiResult<Invoice> {
-    if r.status == "issued" {
+    if r.status == store::invoices::InvoiceStatus::Issued {
         issued(r, lang, now)
     } else {
         draft(r, lang, now)
@@ -52,7 +52,7 @@ fn draft(r: InvoiceRow, lang: &str, now: i64) -> ApiResult<Invoice> {
         verifactu: r
             .correction_reason
             .clone()
-            .filter(|_| lang == "es" && r.series == "corrective")
+            .filter(|_| lang == "es" && r.series == store::invoices::Series::Corrective)
             .map(|reason| InvoiceVerifactu { reason }),
         buyer_reference: details.buyer_reference,
         order_reference: details.order_reference,
@@ -128,8 +128,8 @@ fn common(r: InvoiceRow, now: i64) -> Invoice {
     let payment_status = payments::payment_status(&r, now).map(str::to_owned);
     Invoice {
         id: r.id,
-        status: r.status,
-        series: r.series,
+        status: r.status.to_string(),
+        series: r.series.to_string(),
         recipient_id: r.recipient_id,
         origin: r.origin,
         supply_type: SupplyType::parse(&r.supply_type),

@@ -96,7 +96,7 @@ pub async fn invoice_einvoice(
         // An unknown format is the caller's error whatever the invoice's state.
         format_of(&mut db, &caller.company_id, &row.recipient_id, Some(name)).await?;
     }
-    if row.status != "issued" {
+    if row.status != store::invoices::InvoiceStatus::Issued {
         return Err(ApiError::Conflict(format!(
             "Invoice {id} is a draft: an e-invoice exists only for an issued invoice \
              (POST /v1/invoices/{id}/issue)."

@@ -236,7 +236,7 @@ pub(crate) async fn invoice_render_input(
     company_id: &str,
     r: &store::invoices::InvoiceRow,
 ) -> ApiResult<InvoiceDocument> {
-    let issued = r.status == "issued";
+    let issued = r.status == store::invoices::InvoiceStatus::Issued;
     let doc = if issued {
         documents::of_row(r)?
     } else {
@@ -260,7 +260,7 @@ pub(crate) async fn invoice_render_input(
     };
     Ok(documents::views::render(
         &doc,
-        if r.series == "corrective" {
+        if r.series == store::invoices::Series::Corrective {
             DocumentKind::CorrectiveInvoice
         } else {
             DocumentKind::Invoice

@@ -317,7 +317,7 @@ pub async fn invoice_proforma(
         &caller.company_id,
         req,
         "proforma",
-        "invoice",
+        store::invoices::Series::Invoice,
     )
     .await?;
     invoice.proforma_id = Some(proforma.id.clone());

@@ -181,7 +181,7 @@ pub async fn annul_invoice(
             "Only invoices of Spanish issuers (company type ES:...) have VERI*FACTU records to cancel.",
         ));
     }
-    if invoice.status != "issued" {
+    if invoice.status != store::invoices::InvoiceStatus::Issued {
         return Err(ApiError::bad_request(format!(
             "Only issued invoices can be cancelled in the VERI*FACTU chain; this one is `{}`.",
             invoice.status

@@ -99,7 +99,7 @@ pub async fn correct_invoice(
 
 /// Only issued invoices can be corrected (409 otherwise).
 fn ensure_issued(original: &store::invoices::InvoiceRow) -> ApiResult<()> {
-    if original.status == "issued" {
+    if original.status == store::invoices::InvoiceStatus::Issued {
         Ok(())
     } else {
         Err(ApiError::Conflict(
@@ -233,7 +233,7 @@ async fn corrective_draft(
         &caller.company_id,
         draft_req,
         "correction",
-        "corrective",
+        store::invoices::Series::Corrective,
     )
     .await?;
     if reversal {

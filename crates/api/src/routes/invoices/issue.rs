@@ -172,12 +172,12 @@ pub async fn prepare(
 
     let rates = freeze_rates(state, company, &row, template.as_ref(), now).await?;
 
-    let (series_format, first) = match row.series.as_str() {
-        "corrective" => (
+    let (series_format, first) = match row.series {
+        store::invoices::Series::Corrective => (
             &company.corrective_invoice_reference_format,
             company.first_corrective_invoice_yearly_number,
         ),
-        _ => (
+        store::invoices::Series::Invoice => (
             &company.invoice_reference_format,
             company.first_invoice_yearly_number,
         ),
@@ -224,7 +224,7 @@ pub async fn prepare(
         ))
     })?;
 
-    row.status = "issued".into();
+    row.status = store::invoices::InvoiceStatus::Issued;
     row.invoice_year = Some(year);
     row.issued_at = Some(now.timestamp_micros());
     row.order_number = None;

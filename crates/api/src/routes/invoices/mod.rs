@@ -170,20 +170,28 @@ pub async fn list_invoices(
     Query(f): Query<InvoiceFilter>,
     Query(params): Query<ListParams>,
 ) -> ApiResult<Json<Page<Invoice>>> {
-    if let Some(s) = f.status.as_deref()
-        && !["draft", "issued"].contains(&s)
-    {
-        return Err(ApiError::bad_request(format!(
-            "`status` must be draft or issued, got `{s}`."
-        )));
-    }
-    if let Some(s) = f.series.as_deref()
-        && !["invoice", "corrective"].contains(&s)
-    {
-        return Err(ApiError::bad_request(format!(
-            "`series` must be invoice or corrective, got `{s}`."
-        )));
-    }
+    let status = f
+        .status
+        .as_deref()
+        .map(str::parse::<store::invoices::InvoiceStatus>)
+        .transpose()
+        .map_err(|e| {
+            ApiError::bad_request(format!(
+                "`status` must be draft or issued, got `{}`.",
+                e.value
+            ))
+        })?;
+    let series = f
+        .series
+        .as_deref()
+        .map(str::parse::<store::invoices::Series>)
+        .transpose()
+        .map_err(|e| {
+            ApiError::bad_request(format!(
+                "`series` must be invoice or corrective, got `{}`.",
+                e.value
+            ))
+        })?;
     if let Some(s) = f.payment_status.as_deref()
         && !["unpaid", "partially_paid", "paid", "overdue"].contains(&s)
     {
@@ -193,9 +201,9 @@ pub async fn list_invoices(
     }
     let limit = params.limit()?;
     let filter = store::invoices::Filter {
-        status: f.status.as_deref(),
+        status,
         recipient_id: f.recipient_id.as_deref(),
-        series: f.series.as_deref(),
+        series,
         corrected_invoice_id: None,
         issued_from: f.issued_from.map(|t| t.timestamp_micros()),
         issued_to: f.issued_to.map(|t| t.timestamp_micros()),
@@ -236,7 +244,15 @@ pub async fn create_invoice(
     // single writer) is held only for numbering and storing the draft.
     let mut row = {
         let mut db = state.db.pool().acquire().await?;
-        priced_draft(&mut db, &state, &caller.company_id, req, origin, "invoice").await?
+        priced_draft(
+            &mut db,
+            &state,
+            &caller.company_id,
+            req,
+            origin,
+            store::invoices::Series::Invoice,
+        )
+        .await?
     };
     let mut conn = tx.conn().await?;
     store_new_draft(&mut conn, &state, &mut row).await?;
@@ -365,7 +381,7 @@ pub(crate) async fn priced_draft(
     company_id: &str,
     req: CreateInvoiceRequest,
     origin: &str,
-    series: &str,
+    series: store::invoices::Series,
 ) -> ApiResult<store::invoices::InvoiceRow> {
     let company = company(conn, company_id).await?;
     let bank_accounts =
@@ -398,8 +414,8 @@ pub(crate) async fn priced_draft(
         id: store::new_id(),
         company_id: company_id.to_owned(),
         recipient_id: String::new(),
-        series: series.to_owned(),
-        status: "draft".into(),
+        series,
+        status: store::invoices::InvoiceStatus::Draft,
         origin: origin.to_owned(),
         supply_type: String::new(),
         currency_code: String::new(),
@@ -498,7 +514,7 @@ pub(crate) fn line_request(l: &InvoiceLine) -> InvoiceLineRequest {
 }
 
 pub(crate) fn ensure_draft(row: &store::invoices::InvoiceRow) -> ApiResult<()> {
-    if row.status == "draft" {
+    if row.status == store::invoices::InvoiceStatus::Draft {
         Ok(())
     } else {
         Err(ApiError::Conflict(format!(

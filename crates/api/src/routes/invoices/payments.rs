@@ -79,7 +79,9 @@ pub async fn create_payment(
 ) -> ApiResult<(StatusCode, Json<Payment>)> {
     let mut conn = tx.conn().await?;
     let invoice = load(&mut conn, &caller.company_id, &id).await?;
-    if invoice.status != "issued" || invoice.series != "invoice" {
+    if invoice.status != store::invoices::InvoiceStatus::Issued
+        || invoice.series != store::invoices::Series::Invoice
+    {
         return Err(ApiError::bad_request(
             "Payments are recorded on issued invoices only (not on drafts or corrective invoices).",
         ));
@@ -159,7 +161,9 @@ pub async fn delete_payment(
 
 /// `unpaid`, `partially_paid`, `paid` or `overdue` for an issued ordinary invoice.
 pub fn payment_status(r: &store::invoices::InvoiceRow, now: i64) -> Option<&'static str> {
-    if r.status != "issued" || r.series != "invoice" {
+    if r.status != store::invoices::InvoiceStatus::Issued
+        || r.series != store::invoices::Series::Invoice
+    {
         return None;
     }
     Some(if r.total > 0 && r.paid_minor >= r.total {

@@ -297,7 +297,15 @@ async fn check_draft(
 ) -> ApiResult<()> {
     let req = invoice_request(fields)?;
     let mut db = state.db.pool().acquire().await?;
-    priced_draft(&mut db, state, company_id, req, "recurring", "invoice").await?;
+    priced_draft(
+        &mut db,
+        state,
+        company_id,
+        req,
+        "recurring",
+        store::invoices::Series::Invoice,
+    )
+    .await?;
     Ok(())
 }
 
@@ -553,7 +561,15 @@ async fn run_schedule(
             match fields.and_then(|f| invoice_request(&f)) {
                 Ok(req) => {
                     let mut db = state.db.pool().acquire().await?;
-                    priced_draft(&mut db, state, &s.company_id, req, "recurring", "invoice").await
+                    priced_draft(
+                        &mut db,
+                        state,
+                        &s.company_id,
+                        req,
+                        "recurring",
+                        store::invoices::Series::Invoice,
+                    )
+                    .await
                 }
                 Err(e) => Err(e),
             }

@@ -241,7 +241,7 @@ pub async fn attachment(
 }
 
 fn ensure_issued(invoice: &store::invoices::InvoiceRow) -> ApiResult<()> {
-    if invoice.status == "issued" {
+    if invoice.status == store::invoices::InvoiceStatus::Issued {
         return Ok(());
     }
     Err(ApiError::Conflict(format!(
