@@ -239,7 +239,7 @@ pub async fn create_entity(
 ) -> ApiResult<(StatusCode, Json<Entity>)> {
     check_template_snippets(&state, &caller, req.template.as_ref()).await?;
     let mut conn = tx.conn().await?;
-    let now = store::now_micros();
+    let now = state.now().timestamp_micros();
     let mut row = store::entities::EntityRow {
         id: store::new_id(),
         company_id: caller.company_id.clone(),
