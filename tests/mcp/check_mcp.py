@@ -87,7 +87,7 @@ async def check_sdk_shows_why():
             errors = [y for x in errors for y in getattr(x, "exceptions", [x])]
         messages = " | ".join(str(x) for x in errors)
         assert "Authorization: Bearer <token>" in messages, messages
-        assert "no OAuth sign-in" in messages, messages
+        assert "support OAuth sign in on their own" in messages, messages
         print(f"   {messages[:160]}")
     else:
         raise AssertionError("an unknown token opened a session")

@@ -70,6 +70,9 @@ pub struct Settings {
     pub mcp_allowed_hosts: Option<String>,
     /// `INVOICING_MCP_ALLOWED_ORIGINS`: browser origins the MCP server accepts.
     pub mcp_allowed_origins: Option<String>,
+    /// `INVOICING_MCP_PUBLIC_URL`: the MCP endpoint's public URL, the `resource` MCP clients
+    /// get OAuth tokens for (default `http://<INVOICING_MCP_ADDR>/mcp`).
+    pub mcp_public_url: Option<String>,
     /// OpenID Connect issuer URL for web sign-in of `oauth` members.
     pub oidc_issuer: Option<String>,
     /// This service's client id at that provider.
@@ -144,6 +147,7 @@ impl std::fmt::Debug for Settings {
             .field("api_url", &self.api_url)
             .field("mcp_allowed_hosts", &self.mcp_allowed_hosts)
             .field("mcp_allowed_origins", &self.mcp_allowed_origins)
+            .field("mcp_public_url", &self.mcp_public_url)
             .field("oidc_issuer", &self.oidc_issuer)
             .field("oidc_client_id", &self.oidc_client_id)
             .field(
@@ -293,6 +297,9 @@ impl Settings {
         }
         if let Some(v) = env("INVOICING_MCP_ALLOWED_ORIGINS") {
             s.mcp_allowed_origins = Some(v);
+        }
+        if let Some(v) = env("INVOICING_MCP_PUBLIC_URL") {
+            s.mcp_public_url = Some(v);
         }
         if let Some(v) = env("INVOICING_OIDC_ISSUER") {
             s.oidc_issuer = Some(v);
@@ -477,7 +484,31 @@ impl Settings {
                 self.mcp_allowed_origins.as_deref(),
             ),
             source_proof: None,
+            resource_url: None,
+            // `serve` hands its child its own public URL; `invoicing mcp` alone takes the
+            // setting, else the API's URL (what the API calls itself by default).
+            authorization_server: Some(
+                self.public_url
+                    .clone()
+                    .unwrap_or_else(|| self.api_url())
+                    .trim_end_matches('/')
+                    .to_owned(),
+            ),
         }
+    }
+
+    /// The MCP endpoint's public URL: the setting, else `http://<address>/mcp` of the
+    /// address the MCP server listens on (`bound`, or the configured one); `None` when that
+    /// address is not known in advance (port 0).
+    pub fn mcp_public_url(&self, bound: Option<std::net::SocketAddr>) -> Option<String> {
+        if let Some(url) = &self.mcp_public_url {
+            return Some(url.trim_end_matches('/').to_owned());
+        }
+        let addr = match bound {
+            Some(b) => b,
+            None => self.mcp_addr().parse::<std::net::SocketAddr>().ok()?,
+        };
+        (addr.port() != 0).then(|| format!("{}/mcp", crate::mcp_process::api_url_for(addr)))
     }
 
     /// The daily exchange-rate feed (ECB format; empty disables fetching).

@@ -425,7 +425,10 @@ async fn serve(
     // The web app for people shares the API's state; its pages call the API in process.
     let web = web::router(
         web::WebState::new(state.clone(), settings.oidc()?)?
-            .with_trusted_proxies(settings.trusted_proxies()?),
+            .with_trusted_proxies(settings.trusted_proxies()?)
+            .with_oauth(web::oauth::Settings {
+                mcp_resource: settings.mcp_public_url(None),
+            }),
     );
     let worker_state = state.clone();
     let app = api::app(state).merge(web);
@@ -443,6 +446,7 @@ async fn serve(
     let mcp = with_mcp.then(|| {
         mcp_process::supervise(
             mcp_process::api_url_for(bound_addr),
+            settings.public_url(&bound),
             config_file,
             mcp_source_proof,
             stop.clone(),

@@ -43,6 +43,7 @@ pub async fn run(settings: &Settings, exit_with_parent: bool) -> anyhow::Result<
         )
     })?;
     let bound = listener.local_addr()?;
+    config.resource_url = settings.mcp_public_url(Some(bound));
     let hosts = match &config.allowed_hosts {
         Some(h) => h.join(","),
         None => "any".to_owned(),
@@ -135,6 +136,7 @@ pub fn api_url_for(bound: SocketAddr) -> String {
 /// its stdin, waits up to [`STOP_GRACE`] and kills it if needed.
 pub fn supervise(
     api_url: String,
+    public_url: String,
     config_file: Option<PathBuf>,
     source_proof: String,
     stop: watch::Receiver<bool>,
@@ -162,6 +164,8 @@ pub fn supervise(
             cmd.arg("mcp")
                 .arg(EXIT_WITH_PARENT_FLAG)
                 .env("INVOICING_API_URL", &api_url)
+                // The authorization server the child names to MCP clients: this service.
+                .env("INVOICING_PUBLIC_URL", &public_url)
                 .env(SOURCE_PROOF_ENV, &source_proof)
                 .stdin(Stdio::piped())
                 .stdout(Stdio::null())

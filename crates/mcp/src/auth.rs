@@ -42,26 +42,31 @@ enum Refusal {
 }
 
 /// What a person must do when a client is refused: said in every 401, because MCP clients
-/// that expect OAuth sign-in show little else.
-const HOW_TO_CONNECT: &str = "This MCP server has no OAuth sign-in: configure your MCP client \
-    to send the header `Authorization: Bearer <token>` with an MCP token of your company \
+/// show little else.
+const HOW_TO_CONNECT: &str = "MCP clients that support OAuth sign in on their own (the \
+    `WWW-Authenticate` header names this server's protected-resource metadata); others must \
+    send the header `Authorization: Bearer <token>` with an MCP token of your company \
     (`mcp_token` in data/bootstrap.json after `invoicing serve --bootstrap`, or a new one from \
-    POST /v1/tokens {\"kind\":\"mcp\"}). See the README, \"Connect an MCP client\".";
+    POST /v1/tokens {\"kind\":\"mcp\"}). See docs/MCP.md.";
 
 /// JSON-RPC error code of a refused request (in the range JSON-RPC leaves to servers).
 const UNAUTHORIZED_CODE: i64 = -32001;
 
-/// The `WWW-Authenticate` of a 401 (RFC 6750): the realm, `invalid_token` when a token was
-/// sent (none when it was missing), and what to do, which clients may show.
-fn www_authenticate(token_sent: bool) -> HeaderValue {
+/// The `WWW-Authenticate` of a 401 (RFC 6750, RFC 9728): the realm, where the
+/// protected-resource metadata is (which starts an OAuth client's sign-in), `invalid_token`
+/// when a token was sent (none when it was missing), and what to do, which clients may show.
+fn www_authenticate(token_sent: bool, resource_metadata: Option<&str>) -> HeaderValue {
     let error = if token_sent {
         ", error=\"invalid_token\""
     } else {
         ""
     };
+    let metadata = resource_metadata
+        .map(|m| format!(", resource_metadata=\"{m}\""))
+        .unwrap_or_default();
     let value = format!(
-        "Bearer realm=\"invoicing\"{error}, error_description=\"Send Authorization: Bearer \
-         <token> with an MCP token of your company; this server has no OAuth sign-in\""
+        "Bearer realm=\"invoicing\"{metadata}{error}, error_description=\"Sign in with OAuth, \
+         or send Authorization: Bearer <token> with an MCP token of your company\""
     );
     HeaderValue::from_str(&value).unwrap_or_else(|_| HeaderValue::from_static("Bearer"))
 }
@@ -102,21 +107,45 @@ impl IntoResponse for Refusal {
             .into_response();
         response
             .headers_mut()
-            .insert(header::WWW_AUTHENTICATE, www_authenticate(token_sent));
+            .insert(header::WWW_AUTHENTICATE, www_authenticate(token_sent, None));
         response
     }
 }
 
+/// What the token check needs: the API, and where this server's protected-resource
+/// metadata is (named in every 401 so that OAuth clients can sign in).
+#[derive(Clone)]
+pub struct Guard {
+    /// The API that checks tokens.
+    pub api: ApiClient,
+    /// The URL of the RFC 9728 metadata; `None` when OAuth sign-in is not offered.
+    pub resource_metadata: Option<std::sync::Arc<str>>,
+}
+
 /// The axum middleware in front of the MCP service; see the module docs.
-pub async fn require_token(State(api): State<ApiClient>, mut req: Request, next: Next) -> Response {
-    match check(&api, req.headers()).await {
+pub async fn require_token(State(guard): State<Guard>, mut req: Request, next: Next) -> Response {
+    match check(&guard.api, req.headers()).await {
         Ok(token) => {
             req.extensions_mut().insert(token);
             next.run(req).await
         }
         Err(refusal) => {
             tracing::info!(reason = ?refusal, "MCP request refused");
-            refusal.into_response()
+            let token_sent = matches!(
+                refusal,
+                Refusal::Unauthorized {
+                    token_sent: true,
+                    ..
+                }
+            );
+            let mut resp = refusal.into_response();
+            if resp.status() == StatusCode::UNAUTHORIZED {
+                resp.headers_mut().insert(
+                    header::WWW_AUTHENTICATE,
+                    www_authenticate(token_sent, guard.resource_metadata.as_deref()),
+                );
+            }
+            resp
         }
     }
 }
@@ -224,10 +253,18 @@ mod tests {
             let www = r.headers()[header::WWW_AUTHENTICATE].to_str().unwrap();
             assert!(www.starts_with("Bearer realm=\"invoicing\""), "{www}");
             assert!(
-                www.contains("error_description=\"Send Authorization"),
+                www.contains("error_description=\"Sign in with OAuth, or send Authorization"),
                 "{www}"
             );
             assert_eq!(www.contains("invalid_token"), token_sent, "{www}");
+            let with = www_authenticate(token_sent, Some("http://h:1/.well-known/x"));
+            let with = with.to_str().unwrap();
+            assert!(
+                with.starts_with(
+                    "Bearer realm=\"invoicing\", resource_metadata=\"http://h:1/.well-known/x\""
+                ),
+                "{with}"
+            );
         }
         let r = Refusal::Unavailable("x".into()).into_response();
         assert_eq!(r.status(), StatusCode::SERVICE_UNAVAILABLE);

@@ -17,6 +17,7 @@
 
 pub mod api;
 pub mod auth;
+pub mod metadata;
 pub mod resources;
 pub mod server;
 pub mod tools;
@@ -61,6 +62,12 @@ pub struct McpConfig {
     /// server (derived from the service's secret key); `None`: the mark is not believed
     /// and entries of standard tokens are recorded as source `api`.
     pub source_proof: Option<api::SourceProof>,
+    /// The MCP endpoint's public URL (`INVOICING_MCP_PUBLIC_URL`, by default
+    /// `http://<bound address>/mcp`): the `resource` of the protected-resource metadata.
+    pub resource_url: Option<String>,
+    /// The service's public URL (`INVOICING_PUBLIC_URL`): the authorization server MCP
+    /// clients sign in with. `None`: no OAuth metadata, clients must be given a token.
+    pub authorization_server: Option<String>,
 }
 
 impl McpConfig {
@@ -114,10 +121,22 @@ pub fn router(config: &McpConfig) -> anyhow::Result<Router> {
         transport,
     );
     let checked = axum::middleware::from_fn(transport::check_body).layer(service);
-    let guarded = axum::middleware::from_fn_with_state(api, auth::require_token).layer(checked);
-    Ok(Router::new()
+    let oauth = config
+        .resource_url
+        .as_deref()
+        .zip(config.authorization_server.as_deref());
+    let guard = auth::Guard {
+        api,
+        resource_metadata: oauth.map(|(resource, _)| metadata::metadata_url(resource).into()),
+    };
+    let guarded = axum::middleware::from_fn_with_state(guard, auth::require_token).layer(checked);
+    let mut router = Router::new()
         .nest_service("/mcp", guarded)
-        .route("/healthz", get(|| async { "ok" })))
+        .route("/healthz", get(|| async { "ok" }));
+    if let Some((resource, server)) = oauth {
+        router = router.merge(metadata::routes(resource, server.trim_end_matches('/')));
+    }
+    Ok(router)
 }
 
 /// Serves MCP on `listener` until `shutdown` resolves, then lets in-flight requests finish.

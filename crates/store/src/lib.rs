@@ -32,6 +32,7 @@ pub mod jobs;
 pub mod kinds;
 pub mod legal;
 pub mod members;
+pub mod oauth;
 pub mod password;
 pub mod payments;
 pub mod private;

@@ -14,8 +14,9 @@ pub struct TokenAuth {
     pub company_type: Option<String>,
 }
 
-/// Resolves a token hash to its token, only while the token is not revoked and
-/// its user is an active, unexpired member of the token's company.
+/// Resolves a token hash to its token, only while the token is not revoked nor expired
+/// (tokens issued through OAuth expire) and its user is an active, unexpired member of
+/// the token's company.
 pub async fn authenticate(
     conn: &mut AnyConnection,
     token_hash: &str,
@@ -25,7 +26,8 @@ pub async fn authenticate(
          FROM api_tokens t JOIN memberships m ON m.company_id = t.company_id AND m.user_id = t.user_id \
          JOIN companies c ON c.id = t.company_id \
          WHERE t.token_hash = $1 AND t.revoked_at IS NULL AND m.status = 'active' \
-         AND (m.expires_at IS NULL OR m.expires_at > $2)",
+         AND (m.expires_at IS NULL OR m.expires_at > $2) \
+         AND (t.expires_at IS NULL OR t.expires_at > $2)",
     )
     .bind(token_hash)
     .bind(crate::now_micros())
@@ -42,6 +44,10 @@ pub struct TokenRow {
     pub kind: String,
     pub description: String,
     pub created_at: i64,
+    /// When the token stops working (tokens issued through OAuth); `None`: never.
+    pub expires_at: Option<i64>,
+    /// The name of the OAuth client the token was issued to, if it was.
+    pub oauth_client: Option<String>,
 }
 
 /// Stores a new token by its hashes and returns its id.
@@ -72,8 +78,13 @@ pub async fn insert(
     Ok(id)
 }
 
-const LIST: &str = "SELECT t.id, t.user_id, u.email AS user_email, t.kind, t.description, t.created_at \
+// Expired tokens are not listed: they no longer work and cannot be revoked usefully
+// (an OAuth client that refreshed has a newer one, listed).
+const LIST: &str = "SELECT t.id, t.user_id, u.email AS user_email, t.kind, t.description, t.created_at, \
+    t.expires_at, oc.name AS oauth_client \
     FROM api_tokens t JOIN users u ON u.id = t.user_id \
+    LEFT JOIN oauth_grants og ON og.id = t.oauth_grant_id \
+    LEFT JOIN oauth_clients oc ON oc.id = og.client_id \
     WHERE t.company_id = $1 AND t.revoked_at IS NULL";
 
 /// Active tokens of a company, newest first, after the keyset cursor `before_id`.
@@ -84,11 +95,13 @@ pub async fn list(
     limit: i64,
 ) -> sqlx::Result<Vec<TokenRow>> {
     sqlx::query_as::<_, TokenRow>(sqlx::AssertSqlSafe(format!(
-        "{LIST} AND ($2 IS NULL OR t.id < $2) ORDER BY t.id DESC LIMIT $3"
+        "{LIST} AND ($2 IS NULL OR t.id < $2) AND (t.expires_at IS NULL OR t.expires_at > $4) \
+         ORDER BY t.id DESC LIMIT $3"
     )))
     .bind(company_id)
     .bind(before_id)
     .bind(limit)
+    .bind(crate::now_micros())
     .fetch_all(conn)
     .await
 }
@@ -106,21 +119,36 @@ pub async fn get(
         .await
 }
 
-/// Revokes a token of the company; false when there is no such active token.
+/// Revokes a token of the company; false when there is no such active token. A token
+/// issued through OAuth takes its grant with it: the refresh token and every other
+/// access token of that grant stop working too.
 pub async fn revoke(
     conn: &mut AnyConnection,
     company_id: &str,
     token_id: &str,
 ) -> sqlx::Result<bool> {
+    let now = crate::now_micros();
     let done = sqlx::query(
         "UPDATE api_tokens SET revoked_at = $3 WHERE company_id = $1 AND id = $2 AND revoked_at IS NULL",
     )
     .bind(company_id)
     .bind(token_id)
-    .bind(crate::now_micros())
-    .execute(conn)
+    .bind(now)
+    .execute(&mut *conn)
     .await?;
-    Ok(done.rows_affected() == 1)
+    if done.rows_affected() != 1 {
+        return Ok(false);
+    }
+    let grant: Option<(Option<String>,)> =
+        sqlx::query_as("SELECT oauth_grant_id FROM api_tokens WHERE company_id = $1 AND id = $2")
+            .bind(company_id)
+            .bind(token_id)
+            .fetch_optional(&mut *conn)
+            .await?;
+    if let Some((Some(grant),)) = grant {
+        crate::oauth::revoke_grant(conn, &grant, now).await?;
+    }
+    Ok(true)
 }
 
 /// A token just created: the only moment its secrets exist in clear.
@@ -183,7 +211,9 @@ pub enum Standing {
 }
 
 /// Whether a token of the company could still authenticate at `now`: the same conditions
-/// as [`authenticate`], by id (for replaying what the token asked for earlier).
+/// as [`authenticate`], by id (for replaying what the token asked for earlier), except
+/// expiry: an OAuth access token lasts an hour, and what it asked for stays approvable
+/// after that (revoking the token, or its grant, is what withdraws it).
 pub async fn standing(
     conn: &mut AnyConnection,
     company_id: &str,

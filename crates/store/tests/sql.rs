@@ -339,3 +339,118 @@ both_engines!(a_draft_is_read_through_its_primary_key, |t| {
     };
     assert!(by_key, "the draft is found by its primary key:\n{p}");
 });
+
+/// A user who is an active member of `company` (for OAuth grants).
+async fn member(db: &Db, company: &str) -> String {
+    let id = uuid::Uuid::new_v4().to_string();
+    let mut conn = db.pool().acquire().await.expect("connection");
+    sqlx::query("INSERT INTO users (id, email, name, created_at) VALUES ($1, $2, 'U', 0)")
+        .bind(&id)
+        .bind(format!("{id}@example.com"))
+        .execute(&mut *conn)
+        .await
+        .expect("insert a user");
+    sqlx::query(
+        "INSERT INTO memberships (company_id, user_id, kind, status, member_since) \
+         VALUES ($1, $2, 'password', 'active', 0)",
+    )
+    .bind(company)
+    .bind(&id)
+    .execute(&mut *conn)
+    .await
+    .expect("insert a membership");
+    id
+}
+
+// OAuth codes last 60 s and are spent by their first presentation; refresh tokens and
+// access tokens expire; registrations are capped per hour.
+both_engines!(
+    oauth_codes_tokens_and_registrations_expire_or_are_capped,
+    |t| {
+        use store::oauth::{Registered, Taken};
+        let company = t.company().await;
+        let user = member(&t.db, &company).await;
+        let now = store::now_micros() - 3 * 3600 * 1_000_000;
+        let mut tx = t.db.begin_write().await.expect("begin");
+        let c = tx.conn();
+        let Registered::Client(client) =
+            store::oauth::register(c, "Agent", &["http://127.0.0.1:1/cb".to_owned()], now)
+                .await
+                .expect("register")
+        else {
+            panic!("the first registration is refused")
+        };
+        let code = |hash: &'static str, at: i64| store::oauth::NewCode {
+            code_hash: hash,
+            client_id: &client.id,
+            company_id: &company,
+            user_id: &user,
+            redirect_uri: "http://127.0.0.1:1/cb",
+            code_challenge: "challenge",
+            resource: None,
+            now: at,
+        };
+        store::oauth::insert_code(c, &code("late", now))
+            .await
+            .expect("code");
+        store::oauth::insert_code(c, &code("fresh", now))
+            .await
+            .expect("code");
+        let late = store::oauth::take_code(c, "late", now + 61_000_000)
+            .await
+            .expect("take");
+        assert!(matches!(late, Taken::Invalid), "{late:?}");
+        let again = store::oauth::take_code(c, "late", now + 1)
+            .await
+            .expect("take");
+        assert!(
+            matches!(again, Taken::Reused),
+            "a spent code stays spent: {again:?}"
+        );
+        let Taken::Fresh(row) = store::oauth::take_code(c, "fresh", now + 59_000_000)
+            .await
+            .expect("take")
+        else {
+            panic!("a code within 60 s is taken")
+        };
+        // Issued three hours ago: the access token (1 h) no longer authenticates.
+        let issued = store::oauth::grant(c, &row, "Agent", now)
+            .await
+            .expect("grant");
+        let hash = store::hash_secret(&issued.access_token);
+        assert!(
+            store::tokens::authenticate(c, &hash)
+                .await
+                .expect("auth")
+                .is_none()
+        );
+        let refresh_hash = store::hash_secret(&issued.refresh_token);
+        let month = 31 * 24 * 3600 * 1_000_000;
+        let expired = store::oauth::refresh(c, &refresh_hash, &client.id, now + month)
+            .await
+            .expect("refresh");
+        assert!(expired.is_none(), "refresh tokens last 30 days");
+        let fresh = store::oauth::refresh(c, &refresh_hash, &client.id, store::now_micros())
+            .await
+            .expect("refresh")
+            .expect("a refresh within 30 days");
+        let hash = store::hash_secret(&fresh.access_token);
+        let auth = store::tokens::authenticate(c, &hash).await.expect("auth");
+        assert_eq!(auth.expect("a fresh token works").kind, "mcp");
+        for i in 1..store::oauth::REGISTRATIONS_PER_HOUR {
+            let r = store::oauth::register(c, &format!("A{i}"), &[], now + i)
+                .await
+                .expect("register");
+            assert!(matches!(r, Registered::Client(_)), "registration {i}");
+        }
+        let r = store::oauth::register(c, "one too many", &[], now + 1000)
+            .await
+            .expect("register");
+        assert!(matches!(r, Registered::Refused), "{r:?}");
+        let r = store::oauth::register(c, "an hour later", &[], now + 3600 * 1_000_001)
+            .await
+            .expect("register");
+        assert!(matches!(r, Registered::Client(_)), "{r:?}");
+        tx.commit().await.expect("commit");
+    }
+);

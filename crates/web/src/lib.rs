@@ -17,6 +17,7 @@ pub mod client;
 pub mod client_ip;
 pub mod forms;
 pub mod json_view;
+pub mod oauth;
 pub mod oidc;
 pub mod pages;
 pub mod password_policy;
@@ -53,6 +54,8 @@ pub struct WebState {
     pub hash_gate: Arc<store::password::HashGate>,
     /// Reverse proxies whose `Forwarded`/`X-Forwarded-For` name the client.
     pub trusted_proxies: Arc<client_ip::TrustedProxies>,
+    /// The OAuth authorization server for MCP clients.
+    pub oauth: Arc<oauth::Settings>,
 }
 
 impl WebState {
@@ -68,7 +71,14 @@ impl WebState {
             oidc,
             hash_gate: store::password::HashGate::shared(),
             trusted_proxies: Arc::default(),
+            oauth: Arc::default(),
         })
+    }
+
+    /// The same, with the OAuth authorization server's settings.
+    pub fn with_oauth(mut self, settings: oauth::Settings) -> Self {
+        self.oauth = Arc::new(settings);
+        self
     }
 
     /// The same, reading the client address of requests from these proxies
@@ -144,6 +154,8 @@ pub fn router(state: WebState) -> Router {
         .route("/settings/verifactu/document", post(settings::document))
         .route("/assets/app.css", get(assets::css))
         .route("/assets/app.js", get(assets::js))
+        // OAuth sign-in of MCP clients (its own body limits).
+        .merge(oauth::routes())
         .layer(DefaultBodyLimit::max(MAX_FORM_BODY))
         .layer(middleware::map_response(security_headers))
         .with_state(state)
@@ -153,13 +165,16 @@ pub fn router(state: WebState) -> Router {
 /// styles), no framing, no sniffing, no caching of pages with account data.
 async fn security_headers(mut resp: Response) -> Response {
     let h = resp.headers_mut();
-    h.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(
-            "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
-             object-src 'none'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
-        ),
-    );
+    // A page may set its own (the OAuth consent page names where its form may lead).
+    if !h.contains_key(header::CONTENT_SECURITY_POLICY) {
+        h.insert(
+            header::CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static(
+                "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
+                 object-src 'none'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
+            ),
+        );
+    }
     h.insert(
         header::X_CONTENT_TYPE_OPTIONS,
         HeaderValue::from_static("nosniff"),

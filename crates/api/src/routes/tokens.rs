@@ -44,6 +44,12 @@ pub struct TokenView {
     /// E-mail of the user the token acts as.
     pub user_email: String,
     pub created_at: DateTime<Utc>,
+    /// When the token stops working: tokens issued to an MCP client through OAuth
+    /// expire after an hour (the client refreshes them); null for tokens made by people.
+    pub expires_at: Option<DateTime<Utc>>,
+    /// The name the MCP client registered with, for a token issued through OAuth
+    /// (revoking the token also ends the client's refresh token).
+    pub oauth_client: Option<String>,
 }
 
 impl From<store::tokens::TokenRow> for TokenView {
@@ -54,6 +60,8 @@ impl From<store::tokens::TokenRow> for TokenView {
             kind: t.kind,
             user_email: t.user_email,
             created_at: ts(t.created_at),
+            expires_at: t.expires_at.map(ts),
+            oauth_client: t.oauth_client,
         }
     }
 }

@@ -1,8 +1,10 @@
 //! Choosing one's own password: required after a generated one, possible any time.
 //! The new password must pass [`crate::password_policy`].
 
+use std::collections::HashMap;
+
 use axum::{
-    extract::State,
+    extract::{Query, State},
     http::{HeaderMap, StatusCode},
     response::Response,
 };
@@ -11,21 +13,26 @@ use maud::html;
 use super::{Flash, bare_page, login::busy, redirect_with, take_flash};
 use crate::{
     WebState, forms::AnyPost, password_policy::MIN_CHARS as MIN_PASSWORD_CHARS,
-    session::AnySession, session::internal,
+    session::AnySession, session::internal, session::safe_next,
 };
 
 /// `GET /password`: choose a new password (required after a mailed one).
+/// `next` (a local path, as the sign-in takes it) is where the person goes once the
+/// password is saved: a forced change keeps the page asked for before sign-in.
 pub async fn password_form(
     State(state): State<WebState>,
     AnySession(session): AnySession,
     headers: HeaderMap,
+    Query(q): Query<HashMap<String, String>>,
 ) -> Response {
-    password_page(&state, &session, take_flash(&headers), StatusCode::OK)
+    let next = q.get("next").map(String::as_str);
+    password_page(&state, &session, next, take_flash(&headers), StatusCode::OK)
 }
 
 fn password_page(
     state: &WebState,
     session: &crate::session::Session,
+    next: Option<&str>,
     flash: Option<Flash>,
     status: StatusCode,
 ) -> Response {
@@ -40,6 +47,7 @@ fn password_page(
             }
             form.card method="post" action="/password" {
                 input type="hidden" name="csrf" value=(session.row.csrf_token);
+                @if let Some(next) = next { input type="hidden" name="next" value=(safe_next(Some(next))); }
                 input type="text" name="username" value=(session.row.email) autocomplete="username" hidden;
                 label for="current" { "Current password" }
                 input id="current" name="current" type="password" autocomplete="current-password" required;
@@ -60,10 +68,12 @@ fn password_page(
 /// other sessions of the account end.
 pub async fn password_submit(State(state): State<WebState>, post: AnyPost) -> Response {
     let session = &post.session;
+    let next = post.fields.get("next").map(String::as_str);
     let refuse = |text: String| {
         password_page(
             &state,
             session,
+            next,
             Some(Flash {
                 kind: "error".into(),
                 text,
@@ -106,6 +116,7 @@ pub async fn password_submit(State(state): State<WebState>, post: AnyPost) -> Re
             return busy(password_page(
                 &state,
                 session,
+                next,
                 Some(Flash {
                     kind: "error".into(),
                     text: "The service is checking many passwords right now. Try again in a \
@@ -128,10 +139,10 @@ pub async fn password_submit(State(state): State<WebState>, post: AnyPost) -> Re
     if let Err(e) = saved {
         return internal(e);
     }
-    let to = if session.company.is_some() {
-        "/review"
-    } else {
-        "/companies"
+    let to = match next {
+        Some(next) => safe_next(Some(next)),
+        None if session.company.is_some() => "/review".to_owned(),
+        None => "/companies".to_owned(),
     };
-    redirect_with(&state, to, "ok", "Your password is saved.")
+    redirect_with(&state, &to, "ok", "Your password is saved.")
 }

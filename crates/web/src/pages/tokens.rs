@@ -86,7 +86,13 @@ fn body(ctx: &Ctx<'_>, tokens: &[Value], created: Option<&Value>) -> Markup {
                         @for t in tokens {
                             tr {
                                 td { (s(t, "description")) }
-                                td { (s(t, "kind")) }
+                                td {
+                                    (s(t, "kind"))
+                                    @if let Some(client) = t.get("oauth_client").and_then(Value::as_str) {
+                                        br;
+                                        span.muted { "MCP client " (client) ", signed in with OAuth; revoking also ends its sign-in" }
+                                    }
+                                }
                                 td { (s(t, "user_email")) }
                                 td { (when(&t["created_at"])) }
                                 td {
