@@ -55,9 +55,12 @@ pub struct Pass {
     pub drafts: usize,
     /// Reminders queued.
     pub reminders: usize,
+    /// Invoices announced as overdue (`invoice.overdue` webhook events).
+    pub overdue: usize,
 }
 
-/// One pass of the getting-paid schedule as of `now`: recurring drafts, then reminders.
+/// One pass of the getting-paid schedule as of `now`: recurring drafts, reminders, then
+/// `invoice.overdue` events.
 /// Every worker runs it every `INVOICING_SCHEDULE_SECONDS`; running it twice, or on two
 /// workers at once, does nothing twice (the database's unique keys decide).
 pub async fn run_schedule(ctx: &Context, now: DateTime<Utc>) -> anyhow::Result<Pass> {
@@ -70,7 +73,12 @@ pub async fn run_schedule(ctx: &Context, now: DateTime<Utc>) -> anyhow::Result<P
         // Without the hooks no invoice can be mailed: reminders wait for a worker that can.
         None => 0,
     };
-    Ok(Pass { drafts, reminders })
+    let overdue = announce_overdue(&ctx.db, now).await?;
+    Ok(Pass {
+        drafts,
+        reminders,
+        overdue,
+    })
 }
 
 const DAY: i64 = 86_400_000_000;
@@ -340,9 +348,10 @@ async fn try_deliver(ctx: &Context, job: &Job, p: &DeliverJob) -> Result<(), Job
     };
     ctx.mailer.send(&mail).await?;
     tracing::info!(delivery = %d.id, kind = %d.kind, "invoice mailed");
-    let mut conn = ctx.db.pool().acquire().await?;
+    // Marked sent and announced (`invoice.sent`, for sends, not reminders) together.
+    let mut tx = ctx.db.begin_write().await?;
     store::deliveries::set_outcome(
-        &mut conn,
+        tx.conn(),
         &d.company_id,
         &d.id,
         "sent",
@@ -350,5 +359,40 @@ async fn try_deliver(ctx: &Context, job: &Job, p: &DeliverJob) -> Result<(), Job
         Some(store::now_micros()),
     )
     .await?;
+    if d.kind == "send" {
+        let mut data = store::invoice_events::invoice_data(&invoice);
+        data["delivery_id"] = serde_json::Value::from(d.id.clone());
+        store::webhooks::emit(tx.conn(), &d.company_id, "invoice.sent", data).await?;
+    }
+    tx.commit().await?;
     Ok(())
+}
+
+/// Invoices announced as overdue per schedule pass (the next pass takes the rest).
+const OVERDUE_BATCH: i64 = 500;
+
+/// Emits `invoice.overdue` for the invoices that became overdue by `now`, once each: the
+/// mark and the event are written in one transaction, and the mark's key refuses a second
+/// (also from another worker at the same time). Returns how many were announced.
+pub async fn announce_overdue(db: &store::Db, now: DateTime<Utc>) -> anyhow::Result<usize> {
+    let now = now.timestamp_micros();
+    let due = {
+        let mut conn = db.pool().acquire().await?;
+        store::invoice_events::newly_overdue(&mut conn, now, OVERDUE_BATCH).await?
+    };
+    let mut announced = 0;
+    for (company_id, invoice_id) in due {
+        let mut tx = db.begin_write().await?;
+        if !store::invoice_events::mark_overdue(tx.conn(), &company_id, &invoice_id, now).await? {
+            continue;
+        }
+        let Some(invoice) = store::invoices::get(tx.conn(), &company_id, &invoice_id).await? else {
+            continue;
+        };
+        let data = store::invoice_events::invoice_data(&invoice);
+        store::webhooks::emit(tx.conn(), &company_id, "invoice.overdue", data).await?;
+        tx.commit().await?;
+        announced += 1;
+    }
+    Ok(announced)
 }

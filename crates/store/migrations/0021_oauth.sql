@@ -49,3 +49,12 @@ CREATE INDEX oauth_codes_created ON oauth_codes (created_at);
 ALTER TABLE api_tokens ADD COLUMN expires_at BIGINT;
 ALTER TABLE api_tokens ADD COLUMN oauth_grant_id TEXT;
 CREATE INDEX api_tokens_grant ON api_tokens (oauth_grant_id);
+
+-- Webhook event `invoice.overdue` (issue #35 leftovers, docs/WEBHOOKS.md), here so the
+-- leftovers of the issue need one migration: the worker's schedule pass records each
+-- invoice it emitted the event for, in the same transaction, so it is emitted once.
+CREATE TABLE invoice_overdue_events (
+    invoice_id TEXT PRIMARY KEY REFERENCES invoices (id),
+    company_id TEXT NOT NULL REFERENCES companies (id),
+    emitted_at BIGINT NOT NULL
+);

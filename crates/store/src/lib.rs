@@ -27,6 +27,7 @@ pub mod entities;
 pub mod expenses;
 pub mod files;
 pub mod idempotency;
+pub mod invoice_events;
 pub mod invoices;
 pub mod jobs;
 pub mod kinds;

@@ -46,25 +46,10 @@ pub async fn emit_invoice(
     emit(conn, &row.company_id, event, invoice_data(row)).await
 }
 
-/// The data of invoice events: what identifies the invoice and its amounts (minor units);
-/// `GET /v1/invoices/{id}` has the rest.
+/// The data of invoice events (shared with the worker's `invoice.sent` and
+/// `invoice.overdue`): see [`store::invoice_events::invoice_data`].
 pub fn invoice_data(r: &store::invoices::InvoiceRow) -> serde_json::Value {
-    serde_json::json!({
-        "id": r.id,
-        "series": r.series,
-        "status": r.status,
-        "origin": r.origin,
-        "reference": r.reference,
-        "recipient_id": r.recipient_id,
-        "currency_code": r.currency_code,
-        "net_total": r.net_total,
-        "tax_total": r.tax_total,
-        "total": r.total,
-        "paid_minor": r.paid_minor,
-        "issued_at": r.issued_at.map(ts),
-        "due_date": r.due_date.map(ts),
-        "corrected_invoice_id": r.corrected_invoice_id,
-    })
+    store::invoice_events::invoice_data(r)
 }
 
 /// Emits `invoice.paid` when a payment just recorded in this transaction `settles` the

@@ -45,3 +45,4 @@ mod verifactu_annul;
 mod verifactu_document;
 mod verifactu_submit;
 mod webhooks;
+mod webhooks_worker;

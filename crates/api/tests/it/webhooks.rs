@@ -26,16 +26,16 @@ use crate::support::*;
 
 /// One request the receiver got.
 #[derive(Debug, Clone)]
-struct Got {
+pub(crate) struct Got {
     headers: HashMap<String, String>,
     body: Vec<u8>,
 }
 
 impl Got {
-    fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         serde_json::from_slice(&self.body).expect("a JSON body")
     }
-    fn event(&self) -> String {
+    pub(crate) fn event(&self) -> String {
         self.json()["type"].as_str().unwrap().to_owned()
     }
 }
@@ -43,14 +43,14 @@ impl Got {
 /// A webhook receiver on 127.0.0.1: keeps every request, answers the queued statuses
 /// first and 200 after them.
 #[derive(Clone, Default)]
-struct Receiver {
+pub(crate) struct Receiver {
     got: Arc<Mutex<Vec<Got>>>,
     answers: Arc<Mutex<VecDeque<u16>>>,
-    url: String,
+    pub(crate) url: String,
 }
 
 impl Receiver {
-    async fn start() -> Self {
+    pub(crate) async fn start() -> Self {
         let mut r = Self::default();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         r.url = format!(
@@ -70,11 +70,11 @@ impl Receiver {
         self.answers.lock().unwrap().extend(statuses);
     }
 
-    fn got(&self) -> Vec<Got> {
+    pub(crate) fn got(&self) -> Vec<Got> {
         self.got.lock().unwrap().clone()
     }
 
-    fn events(&self) -> Vec<String> {
+    pub(crate) fn events(&self) -> Vec<String> {
         self.got().iter().map(Got::event).collect()
     }
 }
@@ -94,7 +94,7 @@ async fn receive(State(r): State<Receiver>, headers: HeaderMap, body: Bytes) -> 
 
 /// Checks a delivery as a receiver must: the Standard Webhooks signature, computed here
 /// with the secret, over `id.timestamp.body`, and a timestamp close to now.
-fn verify(secret: &str, got: &Got) {
+pub(crate) fn verify(secret: &str, got: &Got) {
     let id = &got.headers["webhook-id"];
     let timestamp = &got.headers["webhook-timestamp"];
     assert!(id.starts_with("msg_"), "{id}");
@@ -140,7 +140,7 @@ fn hook_worker(app: &TestApp, dir: &std::path::Path, allow_private: bool, attemp
 }
 
 /// Runs the worker (retries come back after a fraction of a second) until `done` holds.
-async fn drive(worker: &Worker, what: &str, done: impl Fn() -> bool) {
+pub(crate) async fn drive(worker: &Worker, what: &str, done: impl Fn() -> bool) {
     for _ in 0..400 {
         worker.run_until_idle().await.unwrap();
         if done() {
@@ -152,7 +152,12 @@ async fn drive(worker: &Worker, what: &str, done: impl Fn() -> bool) {
 }
 
 /// Creates an endpoint as a person; returns (id, secret).
-async fn endpoint(app: &TestApp, t: &Tenant, url: &str, events: &[&str]) -> (String, String) {
+pub(crate) async fn endpoint(
+    app: &TestApp,
+    t: &Tenant,
+    url: &str,
+    events: &[&str],
+) -> (String, String) {
     let created = app
         .call(
             "POST",
