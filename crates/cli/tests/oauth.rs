@@ -68,3 +68,20 @@ fn oauth_sign_in_then_the_python_mcp_client_on_sqlite() {
 fn oauth_sign_in_then_the_python_mcp_client_on_postgres() {
     oauth_flow(TestDb::postgres());
 }
+
+/// The same sign-in in Chromium: the consent page's form must be allowed to lead to the
+/// client's redirect URI (browsers apply `form-action` to the redirect after a post).
+fn oauth_in_a_browser(db: TestDb, name: &str) {
+    let fx = WebFixture::start(&db);
+    fx.run_script("oauth.mjs", name, json!({}));
+}
+
+#[test]
+fn oauth_consent_in_a_browser_on_sqlite() {
+    oauth_in_a_browser(TestDb::sqlite(), "oauth-sqlite");
+}
+
+#[test]
+fn oauth_consent_in_a_browser_on_postgres() {
+    oauth_in_a_browser(TestDb::postgres(), "oauth-postgres");
+}
