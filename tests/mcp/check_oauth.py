@@ -3,7 +3,7 @@
 Run by crates/cli/tests/oauth.rs against a real `invoicing serve` (and its MCP child).
 Argument 1 is a JSON object:
   {"api": base URL, "mcp": MCP endpoint URL, "company": bootstrap JSON,
-   "email": the owner's e-mail, "password": their one-time password,
+   "other": bootstrap JSON of a second company, "email": the owner's e-mail, "password": their one-time password,
    "newPassword": the password they choose at the forced change}
 The sign-in goes through the real web forms with a cookie-keeping HTTP client.
 Prints one line per step; exits non-zero (with a traceback) on the first failure.
@@ -179,11 +179,12 @@ def consent_page(location):
     return page
 
 
-def answer(page, decision="allow", csrf=None):
+def answer(page, decision="allow", csrf=None, company=None):
     fields = {
         k: hidden(page, k)
-        for k in ("client_id", "redirect_uri", "response_type", "code_challenge", "code_challenge_method", "state", "resource", "company")
+        for k in ("client_id", "redirect_uri", "response_type", "code_challenge", "code_challenge_method", "state", "resource")
     }
+    fields["company"] = hidden(page, "company") if company is None else company
     fields["csrf"] = hidden(page, "csrf") if csrf is None else csrf
     fields["decision"] = decision
     return BROWSER.post("/oauth/authorize", data=fields)
@@ -410,11 +411,36 @@ async def check_sdk():
     print(f"   held {entry} for approval")
 
 
+def check_several_companies():
+    step("a member of several companies picks the company on the consent page")
+    other = CFG["other"]
+    headers = {"Authorization": f"Bearer {other['token']}", "X-Human-Proof": other["human_proof"]}
+    r = httpx.post(f"{API}/v1/members", headers=headers, json={"email": CFG["email"], "kind": "password"})
+    assert r.status_code == 201, r.text
+    client_id = register(name="Test agent")
+    verifier, challenge = pkce()
+    r = BROWSER.get("/oauth/authorize", params=authorize_params(client_id, challenge, state="st-co"))
+    assert r.status_code == 200, (r.status_code, r.headers)
+    page = r.text
+    radios = re.findall(r'type="radio" name="company" id="company-\d" value="([^"]+)"', page)
+    assert sorted(radios) == sorted([CO["company_id"], other["company_id"]]), (radios, page)
+    r = answer(page, company="0190c0de-0000-7000-8000-00000000dead")
+    assert r.status_code == 400 and "location" not in r.headers, (r.status_code, r.headers)
+    r = answer(page, company=other["company_id"])
+    assert r.status_code in (302, 303), (r.status_code, r.text[:2000])
+    q = query_of(r.headers["location"])
+    status, issued = exchange(client_id, q["code"], verifier)
+    assert status == 200, issued
+    r = httpx.get(f"{API}/v1/session", headers={"Authorization": f"Bearer {issued['access_token']}"})
+    assert r.status_code == 200 and r.json()["company"]["id"] == other["company_id"], r.text
+
+
 async def main():
     check_metadata()
     check_registration()
     check_flow()
     await check_sdk()
+    check_several_companies()
     print("ok")
 
 

@@ -30,11 +30,24 @@ fn oauth_flow(db: TestDb) {
     cmd.env("INVOICING_MCP_ADDR", format!("127.0.0.1:{}", free_port()));
     let server = Server::start_command(cmd);
     let password = admin_password(&db, owner);
+    let (ok, other, stderr) = run(
+        &db,
+        &[
+            "admin",
+            "bootstrap",
+            "--company-name",
+            "Second Company Ltd",
+            "--email",
+            "second@example.com",
+        ],
+    );
+    assert!(ok, "{stderr}");
     let mcp = server.mcp_url();
     let config = json!({
         "api": server.base,
         "mcp": mcp,
         "company": server.bootstrap.clone().expect("bootstrap JSON"),
+        "other": other,
         "email": owner,
         "password": password,
         "newPassword": "my own long passphrase",
