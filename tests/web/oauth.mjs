@@ -2,7 +2,8 @@
 // registered client, the sign-in with the forced password change, the consent page,
 // and Allow, which must take the browser to the client's loopback redirect URI (the
 // consent page's Content-Security-Policy lets its form lead there), with a code the
-// token endpoint exchanges. Run by crates/cli/tests/oauth.rs.
+// token endpoint exchanges; the tokens page then names the client, and revoking the
+// token there ends the sign-in. Run by crates/cli/tests/oauth.rs.
 
 import assert from "node:assert/strict";
 import { createHash, randomBytes } from "node:crypto";
@@ -70,6 +71,20 @@ await scenario(async ({ cfg, page, shot }) => {
     const token = await res.json();
     assert.equal(res.status, 200, JSON.stringify(token));
     assert.equal(token.token_type, "Bearer");
+
+    step("the tokens page lists it with the client's name; revoking it ends the sign-in");
+    await page.goto(`${cfg.base}/tokens`);
+    await assert.doesNotReject(page.getByText("MCP client Browser agent, signed in with OAuth").waitFor());
+    await shot("tokens");
+    await page.getByRole("button", { name: "Revoke OAuth: Browser agent" }).click();
+    await page.waitForLoadState();
+    assert.equal(await page.getByText("MCP client Browser agent").count(), 0);
+    const refresh = await fetch(`${cfg.base}/oauth/token`, {
+      method: "POST",
+      body: new URLSearchParams({ grant_type: "refresh_token", refresh_token: token.refresh_token, client_id: clientId }),
+    });
+    assert.equal(refresh.status, 400);
+    assert.equal((await refresh.json()).error, "invalid_grant");
   } finally {
     server.close();
   }
