@@ -206,7 +206,8 @@ async fn consent(state: &WebState, session: &Session, r: &AuthRequest) -> Respon
                 }
                 p.muted {
                     "After you answer, your browser goes back to " code { (back_to) } ". "
-                    "The access lasts until you revoke it on the API tokens page."
+                    "The access lasts until you revoke it on the API tokens page, or until the \
+                     client has not used it for 30 days."
                 }
                 div.actions {
                     button.primary type="submit" name="decision" value="allow" { "Allow" }
