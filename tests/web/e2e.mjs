@@ -65,7 +65,10 @@ await scenario(async ({ cfg, context, page, shot, flash, api }) => {
   const pdf = await readFile(await download.path());
   assert.equal(pdf.subarray(0, 5).toString(), "%PDF-");
   const invoiceUrl = page.url();
-  await page.getByRole("button", { name: "Issue this invoice" }).click();
+  await page.getByRole("link", { name: "Issue this invoice…" }).click();
+  await page.waitForURL("**/issue");
+  assert.match(await page.locator("main").innerText(), /Issuing cannot be undone/);
+  await page.getByRole("button", { name: "Yes, issue it" }).click();
   await page.waitForURL("**/agreements");
   assert.match(await flash(), /Accept the current legal documents first/);
   await shot("07-legal-documents");
@@ -77,9 +80,10 @@ await scenario(async ({ cfg, context, page, shot, flash, api }) => {
   }
   assert.equal(await page.getByText("You have legal documents to accept").count(), 0);
   await page.goto(invoiceUrl);
-  await page.getByRole("button", { name: "Issue this invoice" }).click();
+  await page.getByRole("link", { name: "Issue this invoice…" }).click();
+  await page.getByRole("button", { name: "Yes, issue it" }).click();
   assert.match(await flash(), /^Issued as \S+\.$/);
-  assert.equal(await page.getByRole("button", { name: "Issue this invoice" }).count(), 0);
+  assert.equal(await page.getByRole("link", { name: "Issue this invoice…" }).count(), 0);
   await shot("08-invoice-issued");
   await page.goto(cfg.base + "/invoices?status=draft");
   assert.equal(await page.locator("table.invoices tbody tr").filter({ hasText: cfg.customer }).count(), 0);

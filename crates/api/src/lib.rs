@@ -251,18 +251,21 @@ async fn newline_after_json(
     }
 }
 
+/// The answer to a path no route serves (plain text, like every API error).
+pub async fn no_such_route() -> axum::response::Response {
+    error::plain(
+        StatusCode::NOT_FOUND,
+        "No such route. The API lives under /v1; see /api/ for the reference.".into(),
+    )
+}
+
 /// The complete application: API, OpenAPI document, docs page, health checks.
 pub fn app(state: AppState) -> Router {
     let (routes, openapi) = route_table(&state);
     let request_id = HeaderName::from_static("x-request-id");
     let app = routes
         .merge(openapi::docs(openapi))
-        .fallback(|| async {
-            error::plain(
-                StatusCode::NOT_FOUND,
-                "No such route. The API lives under /v1; see /api/ for the reference.".into(),
-            )
-        })
+        .fallback(no_such_route)
         .layer(axum::middleware::from_fn(newline_after_json))
         .layer(DefaultBodyLimit::max(json::MAX_JSON_BODY))
         .layer(axum::middleware::from_fn(reject_nul_in_uri))

@@ -153,6 +153,37 @@ pub async fn list(
     .await
 }
 
+/// The company's entities whose name or fiscal id contains `needle`
+/// (case-insensitive for ASCII letters on both engines), newest first.
+pub async fn search(
+    conn: &mut AnyConnection,
+    company_id: &str,
+    needle: &str,
+    before_id: Option<&str>,
+    limit: i64,
+) -> sqlx::Result<Vec<EntityRow>> {
+    // `%`, `_` and the escape character itself match only themselves.
+    let mut pattern = String::from("%");
+    for c in needle.to_lowercase().chars() {
+        if matches!(c, '%' | '_' | '!') {
+            pattern.push('!');
+        }
+        pattern.push(c);
+    }
+    pattern.push('%');
+    sqlx::query_as::<_, EntityRow>(sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM entities WHERE company_id = $1 AND ($2 IS NULL OR id < $2) \
+         AND (LOWER(name) LIKE $3 ESCAPE '!' OR LOWER(COALESCE(fiscal_id, '')) LIKE $3 ESCAPE '!') \
+         ORDER BY id DESC LIMIT $4"
+    )))
+    .bind(company_id)
+    .bind(before_id)
+    .bind(pattern)
+    .bind(limit)
+    .fetch_all(conn)
+    .await
+}
+
 /// How many draft and issued invoices (and proformas) name the entity.
 pub async fn usage(
     conn: &mut AnyConnection,

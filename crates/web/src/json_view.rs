@@ -124,6 +124,63 @@ pub fn render(value: &Value, known: &Known) -> Markup {
     render_value(None, value, known)
 }
 
+/// The same, with the top-level fields in the order the request sent them
+/// (`raw` is the body as sent; a parsed `Value` keeps its keys sorted).
+pub fn render_in_order(value: &Value, raw: &str, known: &Known) -> Markup {
+    let Value::Object(map) = value else {
+        return render(value, known);
+    };
+    let mut keys: Vec<String> = serde_json::from_str::<KeysInOrder>(raw)
+        .map(|k| k.0)
+        .unwrap_or_default();
+    keys.retain(|k| map.contains_key(k));
+    for k in map.keys() {
+        if !keys.contains(k) {
+            keys.push(k.clone());
+        }
+    }
+    if keys.is_empty() {
+        return render(value, known);
+    }
+    html! {
+        dl.fields {
+            @for k in &keys {
+                dt { (humanize(k)) }
+                dd { (render_value(Some(k.as_str()), &map[k.as_str()], known)) }
+            }
+        }
+    }
+}
+
+/// The keys of a JSON object in the order they are written.
+struct KeysInOrder(Vec<String>);
+
+impl<'de> serde::Deserialize<'de> for KeysInOrder {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = KeysInOrder;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut m: A,
+            ) -> Result<KeysInOrder, A::Error> {
+                let mut keys = Vec::new();
+                while let Some(k) = m.next_key::<String>()? {
+                    m.next_value::<serde::de::IgnoredAny>()?;
+                    if keys.len() < 200 {
+                        keys.push(k);
+                    }
+                }
+                Ok(KeysInOrder(keys))
+            }
+        }
+        d.deserialize_map(Visitor)
+    }
+}
+
 fn render_value(key: Option<&str>, value: &Value, known: &Known) -> Markup {
     match value {
         Value::Object(map) if map.is_empty() => html! { span.muted { "(nothing)" } },
@@ -219,6 +276,16 @@ mod tests {
         assert_eq!(money(-5, "EUR"), "-0.05 EUR");
         assert_eq!(money(1_000, "JPY"), "1,000 JPY");
         assert_eq!(money(1_234, "KWD"), "1.234 KWD");
+    }
+
+    #[test]
+    fn fields_keep_the_order_they_were_sent_in() {
+        let raw = r#"{"period_start": "2026-01-01", "period_end": "2026-01-31", "notes": "x"}"#;
+        let body: Value = serde_json::from_str(raw).unwrap();
+        let out = render_in_order(&body, raw, &Known::default()).into_string();
+        let at = |k: &str| out.find(k).unwrap();
+        assert!(at("Period start") < at("Period end"), "{out}");
+        assert!(at("Period end") < at("Notes"), "{out}");
     }
 
     #[test]

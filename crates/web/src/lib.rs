@@ -141,7 +141,6 @@ pub fn router(state: WebState) -> Router {
         .route("/invoices", get(invoices::list))
         .route("/invoices/{id}", get(invoices::detail))
         .route("/invoices/{id}/pdf", get(invoices::pdf))
-        .route("/invoices/{id}/issue", post(invoices::issue))
         .route("/dashboard", get(dashboard::page))
         .route("/agreements", get(agreements::page))
         .route("/agreements/{id}/accept", post(agreements::accept))
@@ -152,6 +151,41 @@ pub fn router(state: WebState) -> Router {
             post(settings::power_of_attorney),
         )
         .route("/settings/verifactu/document", post(settings::document))
+        // Daily work: customers and suppliers, and the pages' shared pieces (#33).
+        .route("/entities", get(entities::list).post(entities::create))
+        .route("/entities/new", get(entities::new_form))
+        .route(
+            "/entities/{id}",
+            get(entities::edit_form).post(entities::update),
+        )
+        .route(
+            "/entities/{id}/delete",
+            get(entities::delete_form).post(entities::delete),
+        )
+        .route(
+            "/invoices/new",
+            get(invoice_form::new_form).post(invoice_form::create),
+        )
+        .route("/invoices/preview", post(invoice_form::preview_fragment))
+        .route(
+            "/invoices/{id}/edit",
+            get(invoice_form::edit_form).post(invoice_form::update),
+        )
+        .route(
+            "/invoices/{id}/issue",
+            get(invoice_actions::confirm_issue).post(invoice_actions::issue),
+        )
+        .route(
+            "/invoices/{id}/payments",
+            post(invoice_actions::record_payment),
+        )
+        .route("/invoices/{id}/send", post(invoice_actions::send))
+        .route("/invoices/{id}/einvoice", get(invoice_actions::einvoice))
+        .route("/invoices/{id}/correct", post(invoice_actions::correct))
+        .route("/favicon.ico", get(assets::favicon))
+        .route("/assets/favicon.svg", get(assets::favicon))
+        // Any other path: an HTML page for people, the API's answer under the API's paths.
+        .route("/{*rest}", axum::routing::any(not_found))
         .route("/assets/app.css", get(assets::css))
         .route("/assets/app.js", get(assets::js))
         // OAuth sign-in of MCP clients (its own body limits).

@@ -204,22 +204,47 @@ impl Entity {
     }
 }
 
-/// Lists the company's entities, newest first.
-#[utoipa::path(get, path = "/v1/entities", tag = "entities", params(ListParams),
+/// Longest search text of the entity list.
+const MAX_SEARCH: usize = 200;
+
+/// Query parameters of the entity list: a page, and optionally a search.
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct EntityListParams {
+    /// Page size, 1 to 500 (default 50).
+    pub limit: Option<i64>,
+    /// `next_cursor` of the previous page.
+    pub cursor: Option<String>,
+    /// Only entities whose name or fiscal id contains this text (ignoring the
+    /// case of ASCII letters; at most 200 characters).
+    pub q: Option<String>,
+}
+
+/// Lists the company's entities, newest first, optionally those matching `q`.
+#[utoipa::path(get, path = "/v1/entities", tag = "entities", params(EntityListParams),
     responses((status = 200, body = Page<Entity>), crate::openapi::ReadErrors))]
 pub async fn list_entities(
     caller: Caller,
     mut db: DbConn,
-    Query(params): Query<ListParams>,
+    Query(params): Query<EntityListParams>,
 ) -> ApiResult<Json<Page<Entity>>> {
-    let limit = params.limit()?;
-    let rows = store::entities::list(
-        &mut db,
-        &caller.company_id,
-        params.after()?.as_deref(),
-        limit + 1,
-    )
-    .await?;
+    let page = ListParams {
+        limit: params.limit,
+        cursor: params.cursor,
+    };
+    let limit = page.limit()?;
+    let after = page.after()?;
+    let q = params.q.as_deref().map(str::trim).unwrap_or("");
+    if q.chars().count() > MAX_SEARCH {
+        return Err(ApiError::bad_request(format!(
+            "`q` is longer than {MAX_SEARCH} characters; search for a shorter part of the name."
+        )));
+    }
+    let rows = if q.is_empty() {
+        store::entities::list(&mut db, &caller.company_id, after.as_deref(), limit + 1).await?
+    } else {
+        store::entities::search(&mut db, &caller.company_id, q, after.as_deref(), limit + 1).await?
+    };
     Ok(Json(Page::try_from_rows(
         rows,
         limit,

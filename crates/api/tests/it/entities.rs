@@ -259,3 +259,70 @@ db_test!(entity_with_invoices_cannot_be_deleted, |app| {
         .await
         .expect(200);
 });
+
+db_test!(entity_search, |app| {
+    for (name, fiscal) in [
+        ("Kunde AG", None),
+        ("Cliente 100% Fiable SL", Some("B12345674")),
+        ("Other_Name Ltd", None),
+    ] {
+        let mut body = json!({"name": name, "type": "ES:SL", "address": {"country": "ES"}});
+        if let Some(f) = fiscal {
+            body["fiscal_id"] = json!(f);
+        }
+        app.call("POST", "/v1/entities", As::Human(&app.a), Some(body))
+            .await
+            .expect(201);
+    }
+    app.call(
+        "POST",
+        "/v1/entities",
+        As::Human(&app.b),
+        Some(json!({"name": "Kunde of another company", "type": "ES:SL", "address": {"country": "ES"}})),
+    )
+    .await
+    .expect(201);
+    let names = |v: serde_json::Value| -> Vec<String> {
+        v["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let found = |q: &str| {
+        let path = format!("/v1/entities?q={q}");
+        let app = &app;
+        async move { names(app.get(&path, As::Human(&app.a)).await.expect(200).json()) }
+    };
+    assert_eq!(
+        found("kunde").await,
+        ["Kunde AG"],
+        "case-insensitive, own company only"
+    );
+    assert_eq!(
+        found("b1234").await,
+        ["Cliente 100% Fiable SL"],
+        "by fiscal id"
+    );
+    assert_eq!(
+        found("100%25").await,
+        ["Cliente 100% Fiable SL"],
+        "`%` is literal"
+    );
+    assert_eq!(found("r_n").await, ["Other_Name Ltd"]);
+    assert_eq!(found("e_a").await, Vec::<String>::new(), "`_` is literal");
+    assert_eq!(found("%25").await, ["Cliente 100% Fiable SL"]);
+    assert_eq!(found("").await.len(), 3, "an empty search lists everything");
+    assert_eq!(found("ltd&limit=1").await, ["Other_Name Ltd"]);
+    let long = "x".repeat(201);
+    let refused = app
+        .get(&format!("/v1/entities?q={long}"), As::Human(&app.a))
+        .await
+        .expect(400);
+    assert!(
+        refused.text().contains("`q` is longer than 200"),
+        "{}",
+        refused.text()
+    );
+});

@@ -1,6 +1,8 @@
 //! Helpers shared by the black-box tests: a database per test and a running server.
 #![allow(dead_code)]
 
+pub mod browser;
+
 use std::{
     io::{BufRead, BufReader, Read},
     process::{Child, Command, Stdio},

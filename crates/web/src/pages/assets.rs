@@ -7,6 +7,7 @@ use axum::{
 
 const CSS: &str = include_str!("../../assets/app.css");
 const JS: &str = include_str!("../../assets/app.js");
+const FAVICON: &str = include_str!("../../assets/favicon.svg");
 
 fn asset(body: &'static str, content_type: &'static str) -> Response {
     let mut resp = body.into_response();
@@ -27,4 +28,9 @@ pub async fn css() -> Response {
 /// `GET /assets/app.js`.
 pub async fn js() -> Response {
     asset(JS, "text/javascript; charset=utf-8")
+}
+
+/// `GET /assets/favicon.svg` (and `/favicon.ico`, which browsers ask for unprompted).
+pub async fn favicon() -> Response {
+    asset(FAVICON, "image/svg+xml")
 }

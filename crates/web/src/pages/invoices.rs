@@ -14,7 +14,6 @@ use super::{Ctx, layout, redirect_with, s, when};
 use crate::{
     WebState,
     client::{self, enc},
-    forms::Post,
     json_view::money,
     session::{Session, SignedIn},
 };
@@ -142,6 +141,7 @@ pub async fn list(
         &ctx,
         "Invoices",
         html! {
+            div.actions { a.button.primary href="/invoices/new" { "New invoice" } }
             form.card.filters method="get" action="/invoices" {
                 div { label for="status" { "Status" }
                     select id="status" name="status" {
@@ -163,7 +163,7 @@ pub async fn list(
                 div.scroll { table.invoices {
                     thead { tr {
                         th scope="col" { "Invoice" } th scope="col" { "Customer" } th scope="col" { "Status" }
-                        th scope="col" { "Issued" } th.num scope="col" { "Total" }
+                        th.wide-only scope="col" { "Issued" } th.num scope="col" { "Total" }
                     } }
                     tbody {
                         @for inv in &invoices {
@@ -171,7 +171,7 @@ pub async fn list(
                                 td { a href=(format!("/invoices/{}", enc(s(inv, "id")))) { (label(inv)) } }
                                 td { (names.get(s(inv, "recipient_id")).map_or("", String::as_str)) }
                                 td { (status_badge(inv)) }
-                                td { @if inv["issued_at"].is_null() { span.muted { "—" } } @else { (when(&inv["issued_at"])) } }
+                                td.wide-only { @if inv["issued_at"].is_null() { span.muted { "—" } } @else { (when(&inv["issued_at"])) } }
                                 td.num { (money(inv["total"].as_i64().unwrap_or(0), s(inv, "currency_code"))) }
                             }
                         }
@@ -208,27 +208,22 @@ pub async fn detail(
         .cloned()
         .unwrap_or_default();
     let title = format!("Invoice {}", label(&inv));
+    let actions = super::invoice_actions::sections(&ctx, &signed.0, &inv).await;
     layout(
         &ctx,
         &title,
         html! {
             p { (status_badge(&inv)) }
             dl.fields.summary {
-                dt { "Customer" } dd { (names.get(recipient_id).map_or(recipient_id, String::as_str)) }
+                dt { "Customer" } dd { a href=(format!("/entities/{}", enc(recipient_id))) { (names.get(recipient_id).map_or(recipient_id, String::as_str)) } }
                 dt { "Currency" } dd { (currency) }
                 dt { "Issued" } dd { @if inv["issued_at"].is_null() { "Not yet (draft)" } @else { (when(&inv["issued_at"])) } }
                 @if !inv["due_date"].is_null() { dt { "Due" } dd { (when(&inv["due_date"])) } }
+                @for (key, label) in [("buyer_reference", "Buyer reference"), ("order_reference", "Purchase order"), ("delivery_date", "Delivered"), ("period_start", "Period from"), ("period_end", "Period until"), ("notes", "Notes")] {
+                    @if !s(&inv, key).is_empty() { dt { (label) } dd { (s(&inv, key)) } }
+                }
                 @if let Some(c) = inv.get("corrected_invoice_id").and_then(Value::as_str) {
                     dt { "Corrects" } dd { a href=(format!("/invoices/{}", enc(c))) { "the corrected invoice" } }
-                }
-            }
-            div.actions {
-                a.button href=(format!("/invoices/{}/pdf", enc(&id))) download { "Download PDF" }
-                @if s(&inv, "status") == "draft" {
-                    form method="post" action=(format!("/invoices/{}/issue", enc(&id))) {
-                        (ctx.csrf())
-                        button.primary type="submit" { "Issue this invoice" }
-                    }
                 }
             }
             h2 { "Lines (" (inv["lineCount"].as_i64().unwrap_or(lines.len() as i64)) ")" }
@@ -252,6 +247,7 @@ pub async fn detail(
                 dt { strong { "Total" } } dd.num { strong { (m("total")) } }
                 @if inv["paid_minor"].as_i64().unwrap_or(0) != 0 { dt { "Paid" } dd.num { (m("paid_minor")) } }
             }
+            (actions)
         },
     )
 }
@@ -291,42 +287,4 @@ pub async fn pdf(
         ),
     );
     resp
-}
-
-/// `POST /invoices/{id}/issue`.
-pub async fn issue(State(state): State<WebState>, Path(id): Path<String>, post: Post) -> Response {
-    let back = format!("/invoices/{}", enc(&id));
-    match client::call(
-        &state,
-        &post.session,
-        Method::POST,
-        &format!("/v1/invoices/{}/issue", enc(&id)),
-        None,
-    )
-    .await
-    {
-        Ok(a) if a.ok() => {
-            let inv = a.json();
-            redirect_with(
-                &state,
-                &back,
-                "ok",
-                &format!("Issued as {}.", s(&inv, "reference")),
-            )
-        }
-        Ok(a) if a.json()["error"] == "agreement_required" => redirect_with(
-            &state,
-            "/agreements",
-            "error",
-            "Accept the current legal documents first; then issue the invoice again.",
-        ),
-        Ok(a) => {
-            let mut text = a.message();
-            if a.json().get("requiresAuthorizationUrl").is_some() {
-                text.push_str(" Settings → VERI*FACTU explains how to authorize.");
-            }
-            redirect_with(&state, &back, "error", &text)
-        }
-        Err(resp) => resp,
-    }
 }

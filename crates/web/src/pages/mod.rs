@@ -3,12 +3,17 @@
 pub mod agreements;
 pub mod assets;
 pub mod dashboard;
+pub mod entities;
+pub mod invoice_actions;
+pub mod invoice_form;
 pub mod invoices;
 pub mod login;
 pub mod members;
 pub mod password;
 pub mod review;
+pub mod review_sentence;
 pub mod settings;
+pub mod settings_company;
 pub mod sso;
 pub mod tokens;
 
@@ -123,6 +128,7 @@ impl<'a> Ctx<'a> {
 const NAV: &[(&str, &str, &str)] = &[
     ("review", "/review", "Review queue"),
     ("invoices", "/invoices", "Invoices"),
+    ("entities", "/entities", "Customers"),
     ("dashboard", "/dashboard", "Dashboard"),
     ("tokens", "/tokens", "API tokens"),
     ("members", "/members", "Members"),
@@ -138,6 +144,7 @@ fn document(title: &str, body: Markup) -> Markup {
                 meta charset="utf-8";
                 meta name="viewport" content="width=device-width, initial-scale=1";
                 title { (title) " · Invoicing" }
+                link rel="icon" type="image/svg+xml" href="/assets/favicon.svg";
                 link rel="stylesheet" href="/assets/app.css";
                 script src="/assets/app.js" defer {}
             }
@@ -166,6 +173,7 @@ pub fn layout(ctx: &Ctx<'_>, title: &str, body: Markup) -> Response {
         html! {
             a.skip href="#main" { "Skip to content" }
             header.top {
+                a.product href="/review" { img src="/assets/favicon.svg" alt="" width="24" height="24"; " Invoicing" }
                 div.brand { span.company { (company) } span.muted { " · " (ctx.session.row.email) } }
                 nav aria-label="Main" {
                     ul {
@@ -251,6 +259,23 @@ pub fn error_page(status: StatusCode, title: &str, message: &str) -> Response {
         },
     );
     (status, Html(markup.into_string())).into_response()
+}
+
+/// Any path no page serves: the API's plain-text answer under the API's own
+/// paths, an HTML page with a way back for everything else.
+pub async fn not_found(uri: axum::http::Uri) -> Response {
+    let path = uri.path();
+    let api_path = ["/v1", "/api", "/openapi.json"]
+        .iter()
+        .any(|p| path == *p || path.starts_with(&format!("{p}/")));
+    if api_path {
+        return api::no_such_route().await;
+    }
+    error_page(
+        StatusCode::NOT_FOUND,
+        "Page not found",
+        "There is no page at this address. Check the address, or start again from the review queue.",
+    )
 }
 
 /// `/`: the review queue for people signed in, else the sign-in page.

@@ -106,8 +106,8 @@ pub async fn page(State(state): State<WebState>, signed: SignedIn, headers: Head
                                         td {
                                             @if let Some(err) = &e.error_message { span.error-text { (err) } }
                                             @else if let Some(id) = &e.resource_id {
-                                                @if e.http_path.starts_with("/v1/invoices") {
-                                                    a href=(format!("/invoices/{}", enc(id))) { "Open invoice" }
+                                                @if let Some((href, text)) = super::review_sentence::result_link(&e.http_path, id) {
+                                                    a href=(href) { (text) }
                                                 } @else { code.small { (id) } }
                                             }
                                         }
@@ -181,17 +181,35 @@ async fn pending_card(
         && let Ok(ent) =
             client::get_json(state, session, &format!("/v1/entities/{}", enc(id))).await
     {
-        target = Some(html! { "Entity " strong { (s(&ent, "name")) } });
+        target = Some(html! {
+            "Customer or supplier " a href=(format!("/entities/{}", enc(id))) { strong { (s(&ent, "name")) } }
+            dl.fields.current {
+                @for (k, label) in [("type", "Type"), ("fiscal_id", "Fiscal id"), ("email", "E-mail"), ("currency_code", "Currency")] {
+                    @if !s(&ent, k).is_empty() { dt { (label) } dd { (s(&ent, k)) } }
+                }
+                @if !s(&ent["address"], "city").is_empty() { dt { "City" } dd { (s(&ent["address"], "city")) ", " (s(&ent["address"], "country")) } }
+            }
+        });
     }
+    let sentence = super::review_sentence::sentence(
+        state,
+        session,
+        &e.action,
+        &e.http_path,
+        body.as_ref(),
+        &known,
+    )
+    .await;
     html! {
         article.card.pending id=(format!("entry-{}", e.id)) {
             h3 { (describe_action(&e.action)) }
             p.meta {
                 "Asked by " strong { (who) } " · " (stamp(e.created_at)) " · through " (source_label(&e.source))
             }
-            @if let Some(t) = target { p.target { (t) } }
+            @if let Some(t) = sentence { p.sentence { (t) "." } }
+            @if let Some(t) = target { div.target { h4 { "Now" } (t) } }
             @match &body {
-                Some(b) => { (json_view::render(b, &known)) }
+                Some(b) => { (json_view::render_in_order(b, raw.unwrap_or(""), &known)) }
                 None => {
                     @if e.body_kind != "none" {
                         p.muted {

@@ -73,8 +73,6 @@ pub async fn page(State(state): State<WebState>, signed: SignedIn, headers: Head
             p { a href="/settings/verifactu" { "VERI*FACTU authorization" } " · " a href="/password" { "Change your password" } }
             dl.fields.summary {
                 dt { "Company id" } dd { code { (s(&c, "id")) } }
-                dt { "Fiscal id" } dd { (s(&c, "fiscalId")) }
-                dt { "Type" } dd { (c.get("type").and_then(Value::as_str).unwrap_or("—")) }
             }
             form.card method="post" action="/settings" {
                 (ctx.csrf())
@@ -82,6 +80,7 @@ pub async fn page(State(state): State<WebState>, signed: SignedIn, headers: Head
                     label for=(key) { (label) }
                     input id=(key) name=(key) type=(kind) value=(text(key));
                 }
+                (super::settings_company::fields(&c))
                 @for (key, label) in SNIPPETS {
                     label for=(key) { (label) }
                     textarea id=(key) name=(key) rows="4" spellcheck="false" { (text(key)) }
@@ -118,6 +117,9 @@ pub async fn save(State(state): State<WebState>, post: Post) -> Response {
             json!(sent)
         };
         patch.insert(key.to_owned(), value);
+    }
+    if let Err(e) = super::settings_company::changes(&post.fields, &current, &mut patch) {
+        return redirect_with(&state, "/settings", "error", &e);
     }
     if patch.is_empty() {
         return redirect_with(&state, "/settings", "ok", "Nothing changed.");
