@@ -111,6 +111,20 @@ pub async fn delete(tx: &impl Writer, company_id: &str, id: &str) -> AppResult<(
     Ok(())
 }
 
+/// Deletes every listed draft of the company (ids already bounded and deduplicated);
+/// issued invoices and ids that are not the company's are skipped. Returns how many were
+/// deleted.
+pub async fn delete_many(tx: &impl Writer, company_id: &str, ids: Vec<String>) -> AppResult<i64> {
+    let mut conn = tx.conn().await?;
+    let mut affected = 0;
+    for id in ids {
+        if store::invoices::delete_draft(&mut conn, company_id, &id).await? {
+            affected += 1;
+        }
+    }
+    Ok(affected)
+}
+
 /// Checks a draft's legal details: lengths, no control characters, a whole period.
 pub fn checked_details(
     d: store::invoices::DraftDetails,

@@ -8,7 +8,7 @@
 //! runner calls the same functions.
 //!
 //! - [`drafts`]: create (validated and priced on a pooled connection, numbered on the
-//!   writer), update, delete; the pieces other workflows make drafts with.
+//!   writer), update, delete one or many; the pieces other workflows make drafts with.
 //! - [`issue`]: the company's permission to issue, preparing an issue (rates,
 //!   placeholders, the document) on a pooled connection and committing it (the number,
 //!   the row, the VERI*FACTU record, the webhook) on the writer; bulk issue.

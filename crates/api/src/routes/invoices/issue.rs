@@ -95,12 +95,7 @@ pub async fn bulk_delete(
     tx: Tx,
     ApiJson(req): ApiJson<BulkIdsRequest>,
 ) -> ApiResult<Json<BulkActionResult>> {
-    let mut conn = tx.conn().await?;
-    let mut affected = 0;
-    for id in bulk_ids(req)? {
-        if store::invoices::delete_draft(&mut conn, &caller.company_id, &id).await? {
-            affected += 1;
-        }
-    }
+    let ids = bulk_ids(req)?;
+    let affected = workflows::drafts::delete_many(&tx, &caller.company_id, ids).await?;
     Ok(Json(BulkActionResult { affected }))
 }
