@@ -107,7 +107,7 @@ pub async fn delete(tx: &impl Writer, company_id: &str, id: &str) -> AppResult<(
     let mut conn = tx.conn().await?;
     let row = load(&mut conn, company_id, id).await?;
     ensure_draft(&row)?;
-    store::invoices::delete_draft(&mut conn, company_id, id).await?;
+    store::invoices::delete_draft(&mut conn, company_id, &super::invoices::invoice_id(id)?).await?;
     Ok(())
 }
 
@@ -118,6 +118,10 @@ pub async fn delete_many(tx: &impl Writer, company_id: &str, ids: Vec<String>) -
     let mut conn = tx.conn().await?;
     let mut affected = 0;
     for id in ids {
+        // A text that cannot be an id is no draft of the company either.
+        let Ok(id) = store::InvoiceId::parse(&id) else {
+            continue;
+        };
         if store::invoices::delete_draft(&mut conn, company_id, &id).await? {
             affected += 1;
         }

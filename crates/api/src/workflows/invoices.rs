@@ -9,9 +9,15 @@ pub async fn load(
     company_id: &str,
     id: &str,
 ) -> AppResult<store::invoices::InvoiceRow> {
-    store::invoices::get(conn, company_id, id)
+    store::invoices::get(conn, company_id, &invoice_id(id)?)
         .await?
         .ok_or_else(|| AppError::not_found("invoice"))
+}
+
+/// The invoice id written as `text` (a path's): one that cannot be an id names no
+/// invoice of the company (404), like an unknown one.
+pub fn invoice_id(text: &str) -> AppResult<store::InvoiceId> {
+    store::InvoiceId::parse(text).map_err(|_| AppError::not_found("invoice"))
 }
 
 /// The company `company_id`.

@@ -61,6 +61,10 @@ pub async fn issue_many(
     let mut drafts = Vec::new();
     for id in ids {
         // Locked for issuing; ids that are not (or no longer) drafts are skipped.
+        // A text that cannot be an id is no draft of the company either.
+        let Ok(id) = store::InvoiceId::parse(&id) else {
+            continue;
+        };
         if let Some(row) = store::invoices::claim_draft(&mut conn, company_id, &id).await? {
             drafts.push(row);
         }
@@ -327,7 +331,9 @@ async fn preceding_of(
     id: &str,
     reason: Option<&str>,
 ) -> AppResult<document::PrecedingInvoice> {
-    let corrected = store::invoices::get(conn, &company.id, id)
+    let id = store::InvoiceId::parse(id)
+        .map_err(|_| AppError::invalid("The corrected invoice no longer exists."))?;
+    let corrected = store::invoices::get(conn, &company.id, &id)
         .await?
         .ok_or_else(|| AppError::invalid("The corrected invoice no longer exists."))?;
     let issued_at = store::from_micros(
