@@ -11,6 +11,8 @@ use axum::{
 };
 use serde::Serialize;
 
+use crate::workflows::AppError;
+
 /// Everything a handler can fail with.
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
@@ -138,38 +140,40 @@ impl ApiError {
     }
 }
 
-impl From<sqlx::Error> for ApiError {
-    /// A lost or unobtainable database connection (the server restarted, the connection
-    /// was killed, the pool is exhausted) is a `503` with `Retry-After`: the request did
-    /// not happen and may be sent again. Anything else is an internal error.
-    fn from(e: sqlx::Error) -> Self {
-        if store::db::is_connection_error(&e) {
-            store::db::note_connection_error();
-            tracing::warn!(error = %e, "the database connection failed; answering 503");
-            return Self::Unavailable(
-                "The database is not reachable at the moment; try again shortly.".into(),
-            );
+impl From<AppError> for ApiError {
+    /// How the API answers each failure of a workflow (the one place it is decided).
+    fn from(e: AppError) -> Self {
+        match e {
+            AppError::Invalid(m) => Self::BadRequest(m),
+            AppError::NotFound(m) => Self::NotFound(m),
+            AppError::Conflict(m) => Self::Conflict(m),
+            AppError::Refused {
+                code,
+                message,
+                authorization_url,
+            } => Self::Forbidden {
+                code,
+                message,
+                authorization_url,
+            },
+            AppError::Unavailable(m) => Self::Unavailable(m),
+            AppError::Internal(e) => Self::Internal(e),
         }
-        Self::Internal(e.into())
+    }
+}
+
+impl From<sqlx::Error> for ApiError {
+    /// A lost or unobtainable database connection is a `503` with `Retry-After` (the
+    /// request did not happen and may be sent again); anything else is an internal error.
+    fn from(e: sqlx::Error) -> Self {
+        AppError::from(e).into()
     }
 }
 
 impl From<anyhow::Error> for ApiError {
+    /// As for [`sqlx::Error`], also when a store error wraps a lost connection.
     fn from(e: anyhow::Error) -> Self {
-        // A store error wrapping a lost connection is answered like the bare one.
-        if let Some(sqlx) = e.downcast_ref::<sqlx::Error>()
-            && store::db::is_connection_error(sqlx)
-        {
-            store::db::note_connection_error();
-            tracing::warn!(
-                error = format!("{e:#}"),
-                "the database connection failed; answering 503"
-            );
-            return Self::Unavailable(
-                "The database is not reachable at the moment; try again shortly.".into(),
-            );
-        }
-        Self::Internal(e)
+        AppError::from(e).into()
     }
 }
 

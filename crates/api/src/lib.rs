@@ -21,9 +21,9 @@ pub mod ratelimit;
 pub mod render_gate;
 pub mod routes;
 pub mod signature_trust;
+pub mod state;
 pub mod views;
-
-use std::sync::{Arc, OnceLock};
+pub mod workflows;
 
 use axum::{
     Router,
@@ -38,113 +38,7 @@ use tower_http::{
 use utoipa::OpenApi as _;
 use utoipa_axum::router::OpenApiRouter;
 
-/// Settings the API needs at run time.
-#[derive(Debug, Clone, Default)]
-pub struct ApiConfig {
-    /// Public base URL, for links in e-mails and documents.
-    pub public_url: String,
-    /// Where daily reference exchange rates are fetched (ECB XML format); empty disables fetching.
-    pub fx_url: String,
-    /// VERI*FACTU mode: records are always built and chained; sent only in test or production.
-    pub aeat_mode: aeat::Mode,
-    /// Signs and checks report download links (random per process unless configured).
-    pub secret_key: reports::links::SecretKey,
-    /// Requests per minute per API token (`None`: unlimited).
-    pub rate_limit_per_minute: Option<u32>,
-    /// The `invoicing` executable, to run company Typst snippets (their check when saved, and
-    /// every PDF that carries one) in child processes with a memory limit (`invoicing
-    /// render-job`): Typst cannot bound one thread's memory, and a snippet such as
-    /// `#range(1000000000)` would take the whole server down. `None` runs them in this
-    /// process (tests of this crate, which have no such executable).
-    pub snippet_runner: Option<std::path::PathBuf>,
-    /// What one company may hold of what all share (renders, queued reports).
-    pub limits: Limits,
-    /// Roots a signed authorization document must chain to
-    /// ([`signature_trust::trust_store`]); the default trusts nothing, so every document is
-    /// refused until roots are configured.
-    pub signature_trust: signature_trust::TrustStore,
-    /// Caps on the AI review queue and how long its entries wait.
-    pub ai_queue: gate::QueueLimits,
-    /// Webhook URLs may point to loopback, private and link-local addresses
-    /// (`INVOICING_WEBHOOKS_ALLOW_PRIVATE=1`; tests and closed networks).
-    pub webhooks_allow_private: bool,
-}
-
-/// Bounds that keep one company from starving the others (docs/RELIABILITY.md, "Attacks
-/// closed").
-#[derive(Debug, Clone)]
-pub struct Limits {
-    /// Report renders a company may have queued or running; `POST /v1/reports` past it is a
-    /// `429` (default 50, `INVOICING_MAX_QUEUED_REPORTS`).
-    pub max_queued_reports: i64,
-    /// Render slots, snippet slots, a company's share of them and the longest wait.
-    pub render: render_gate::RenderLimits,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Self {
-            max_queued_reports: 50,
-            render: render_gate::RenderLimits::default(),
-        }
-    }
-}
-
-/// The clock handlers read "now" from (tests move it across a year boundary).
-pub type Clock = Arc<dyn Fn() -> chrono::DateTime<chrono::Utc> + Send + Sync>;
-
-/// Shared state of every handler.
-#[derive(Clone)]
-pub struct AppState {
-    pub db: store::Db,
-    pub config: Arc<ApiConfig>,
-    /// Source of the current time.
-    pub clock: Clock,
-    /// Exchange rates for currencies an invoice needs at issue.
-    pub fx: Arc<fx::RateProvider>,
-    /// Requests per token, when limited.
-    pub limiter: Option<Arc<ratelimit::RateLimiter>>,
-    /// Admission to rendering, fair across companies.
-    pub(crate) renders: Arc<render_gate::RenderGate>,
-    /// The finished router, so an approval can replay a request through it.
-    router: Arc<OnceLock<Router>>,
-}
-
-impl AppState {
-    /// State over a database with the given settings.
-    pub fn new(db: store::Db, config: ApiConfig) -> Self {
-        Self {
-            db,
-            fx: Arc::new(fx::RateProvider::new(config.fx_url.clone())),
-            limiter: config
-                .rate_limit_per_minute
-                .map(|n| Arc::new(ratelimit::RateLimiter::new(n))),
-            renders: Arc::new(render_gate::RenderGate::new(&config.limits.render)),
-            config: Arc::new(config),
-            clock: Arc::new(chrono::Utc::now),
-            router: Arc::new(OnceLock::new()),
-        }
-    }
-
-    /// The same state reading time from `clock`.
-    pub fn with_clock(mut self, clock: Clock) -> Self {
-        self.clock = clock;
-        self
-    }
-
-    /// The current time.
-    pub fn now(&self) -> chrono::DateTime<chrono::Utc> {
-        (self.clock)()
-    }
-
-    /// The whole application router (set once by [`app`]).
-    pub(crate) fn router(&self) -> Result<Router, error::ApiError> {
-        self.router
-            .get()
-            .cloned()
-            .ok_or_else(|| error::ApiError::Internal(anyhow::anyhow!("router not initialised")))
-    }
-}
+pub use state::{ApiConfig, AppState, Clock, Limits};
 
 /// Runs `req` through the whole application as `caller`, a person the caller of
 /// this function authenticated by other means (the web app's signed-in session).
@@ -288,6 +182,6 @@ pub fn app(state: AppState) -> Router {
         .layer(PropagateRequestIdLayer::new(request_id.clone()))
         .layer(SetRequestIdLayer::new(request_id, MakeRequestUuid))
         .with_state(state.clone());
-    let _ = state.router.set(app.clone());
+    state.set_router(app.clone());
     app
 }

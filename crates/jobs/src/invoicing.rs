@@ -180,9 +180,13 @@ async fn remind_step(
         let Some(email) = c.email.filter(|e| !e.trim().is_empty()) else {
             continue;
         };
-        let invoice = store::invoices::get(tx.conn(), company_id, &c.invoice_id)
-            .await?
-            .ok_or_else(|| anyhow::anyhow!("invoice {} vanished", c.invoice_id))?;
+        let invoice = store::invoices::get(
+            tx.conn(),
+            company_id,
+            &store::InvoiceId::parse(&c.invoice_id)?,
+        )
+        .await?
+        .ok_or_else(|| anyhow::anyhow!("invoice {} vanished", c.invoice_id))?;
         let row = DeliveryRow {
             id: store::new_id(),
             company_id: company_id.to_owned(),
@@ -273,7 +277,9 @@ async fn try_deliver(ctx: &Context, job: &Job, p: &DeliverJob) -> Result<(), Job
         // Ran before and recorded it; the job's own record was what got lost.
         return Ok(());
     }
-    let invoice = store::invoices::get(&mut conn, &d.company_id, &d.invoice_id)
+    let invoice_id = store::InvoiceId::parse(&d.invoice_id)
+        .map_err(|e| JobError::Permanent(format!("the delivery's invoice id: {e}")))?;
+    let invoice = store::invoices::get(&mut conn, &d.company_id, &invoice_id)
         .await?
         .ok_or_else(|| JobError::Permanent(format!("invoice {} does not exist", d.invoice_id)))?;
     if d.kind == "reminder" && invoice.total > 0 && invoice.paid_minor >= invoice.total {

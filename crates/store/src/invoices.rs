@@ -371,7 +371,7 @@ fn padded(n: &str, pad: u32) -> String {
 pub async fn get(
     conn: &mut AnyConnection,
     company_id: &str,
-    id: &str,
+    id: &crate::InvoiceId,
 ) -> sqlx::Result<Option<InvoiceRow>> {
     sqlx::query_as::<_, InvoiceRow>(sqlx::AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM invoices WHERE company_id = $1 AND id = $2"
@@ -391,7 +391,7 @@ pub async fn get(
 pub async fn claim_draft(
     conn: &mut AnyConnection,
     company_id: &str,
-    id: &str,
+    id: &crate::InvoiceId,
 ) -> sqlx::Result<Option<InvoiceRow>> {
     sqlx::query_as::<_, InvoiceRow>(sqlx::AssertSqlSafe(format!(
         "UPDATE invoices SET status = status WHERE {DRAFT_BY_ID} RETURNING {COLUMNS}"
@@ -481,7 +481,7 @@ pub async fn list(
 pub async fn delete_draft(
     conn: &mut AnyConnection,
     company_id: &str,
-    id: &str,
+    id: &crate::InvoiceId,
 ) -> sqlx::Result<bool> {
     sqlx::query(
         "UPDATE proformas SET invoice_id = NULL WHERE company_id = $1 AND invoice_id = $2 \

@@ -27,6 +27,7 @@ pub mod entities;
 pub mod expenses;
 pub mod files;
 pub mod idempotency;
+pub mod ids;
 pub mod invoice_events;
 pub mod invoices;
 pub mod jobs;
@@ -47,6 +48,7 @@ pub mod web;
 pub mod webhooks;
 
 pub use db::{Backend, Db, WriteTx};
+pub use ids::{CompanyId, InvoiceId};
 pub use sqlx::AnyConnection as Conn;
 
 /// Errors from the store: database failures, or a conflict the caller can explain.

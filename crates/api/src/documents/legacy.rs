@@ -224,7 +224,9 @@ async fn document_of(
     };
     let preceding = match &row.corrected_invoice_id {
         Some(id) => {
-            let corrected = store::invoices::get(conn, &row.company_id, id)
+            let id = store::InvoiceId::parse(id)
+                .map_err(|e| corrupt(what("corrected invoice"), e.to_string()))?;
+            let corrected = store::invoices::get(conn, &row.company_id, &id)
                 .await?
                 .ok_or_else(|| corrupt(what("corrected invoice"), "missing"))?;
             Some(PrecedingInvoice {

@@ -27,6 +27,7 @@ use crate::{
     json::ApiJson,
     pagination::{ListParams, Page},
     views::ts,
+    workflows,
 };
 
 /// A proforma.
@@ -105,15 +106,7 @@ fn apply(row: &mut store::proformas::ProformaRow, b: build::Built) -> ApiResult<
     Ok(())
 }
 
-async fn load(
-    conn: &mut sqlx::AnyConnection,
-    company_id: &str,
-    id: &str,
-) -> ApiResult<store::proformas::ProformaRow> {
-    store::proformas::get(conn, company_id, id)
-        .await?
-        .ok_or_else(|| ApiError::not_found("proforma"))
-}
+use crate::workflows::proformas::load;
 
 /// Filters of the proforma list.
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
@@ -286,44 +279,8 @@ pub async fn invoice_proforma(
     tx: Tx,
     Path(id): Path<String>,
 ) -> ApiResult<(StatusCode, Json<Invoice>)> {
-    let mut conn = tx.conn().await?;
-    let mut proforma = load(&mut conn, &caller.company_id, &id).await?;
-    if let Some(invoice_id) = &proforma.invoice_id {
-        return Err(ApiError::Conflict(format!(
-            "Proforma {} was already turned into invoice {invoice_id}.",
-            proforma.reference
-        )));
-    }
-    let current = view(proforma.clone(), "en")?;
-    let req = CreateInvoiceRequest {
-        recipient_id: current.recipient_id,
-        lines: current.lines.iter().map(invoices::line_request).collect(),
-        bank_account_ids: Vec::new(),
-        currency_code: Some(current.currency_code),
-        custom_placeholder_values: current.custom_placeholder_values,
-        exchange_rates: current.exchange_rates,
-        supply_type: Some(current.supply_type),
-        due_date: None,
-        buyer_reference: None,
-        order_reference: None,
-        delivery_date: None,
-        period_start: None,
-        period_end: None,
-        notes: None,
-    };
-    let mut invoice = invoices::priced_draft(
-        &mut conn,
-        &state,
-        &caller.company_id,
-        req,
-        "proforma",
-        store::invoices::Series::Invoice,
-    )
-    .await?;
-    invoice.proforma_id = Some(proforma.id.clone());
-    invoices::store_new_draft(&mut conn, &state, &mut invoice).await?;
-    proforma.invoice_id = Some(invoice.id.clone());
-    store::proformas::update(&mut conn, &proforma).await?;
+    let invoice =
+        workflows::proformas::to_invoice(state.services(), &tx, &caller.company_id, &id).await?;
     Ok((
         StatusCode::CREATED,
         Json(invoices::view(invoice, caller.language, &state)?),

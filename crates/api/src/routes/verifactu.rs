@@ -16,6 +16,7 @@ use crate::{
     gate::Tx,
     json::ApiJson,
     views::ts,
+    workflows,
 };
 
 /// An invoice's registration record and its AEAT submission state.
@@ -164,51 +165,8 @@ pub async fn annul_invoice(
     Path(id): Path<String>,
     ApiJson(body): ApiJson<AnnulRequest>,
 ) -> ApiResult<Json<VerifactuRecords>> {
-    let reason = body
-        .reason
-        .map(|r| r.trim().to_owned())
-        .filter(|r| !r.is_empty());
-    if reason.as_ref().is_some_and(|r| r.chars().count() > 500) {
-        return Err(ApiError::bad_request(
-            "`reason` may be at most 500 characters.",
-        ));
-    }
+    workflows::annul::annul(state.services(), &tx, &caller.company_id, &id, body).await?;
     let mut conn = tx.conn().await?;
-    let invoice = super::invoices::load(&mut conn, &caller.company_id, &id).await?;
-    let company = super::invoices::company(&mut conn, &caller.company_id).await?;
-    if !company.is_spanish() {
-        return Err(ApiError::bad_request(
-            "Only invoices of Spanish issuers (company type ES:...) have VERI*FACTU records to cancel.",
-        ));
-    }
-    if invoice.status != store::invoices::InvoiceStatus::Issued {
-        return Err(ApiError::bad_request(format!(
-            "Only issued invoices can be cancelled in the VERI*FACTU chain; this one is `{}`.",
-            invoice.status
-        )));
-    }
-    let records = store::verifactu::for_invoice(&mut conn, &caller.company_id, &id).await?;
-    if records.iter().any(|r| r.kind == "anulacion") {
-        return Err(ApiError::Conflict(
-            "The invoice is already cancelled in the VERI*FACTU chain.".into(),
-        ));
-    }
-    let Some(alta) = records.iter().rev().find(|r| r.kind == "alta") else {
-        return Err(ApiError::bad_request(
-            "The invoice has no VERI*FACTU registration record to cancel (it was issued before the \
-             company was Spanish).",
-        ));
-    };
-    crate::aeat::register_annulment(
-        &mut conn,
-        state.config.aeat_mode,
-        &company,
-        &invoice,
-        alta,
-        reason,
-        state.now(),
-    )
-    .await?;
     Ok(Json(
         records_view(&mut conn, &caller.company_id, &id).await?,
     ))

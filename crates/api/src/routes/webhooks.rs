@@ -63,7 +63,10 @@ pub async fn emit_paid(
     if !settles {
         return Ok(());
     }
-    match store::invoices::get(conn, company_id, invoice_id).await? {
+    let Ok(invoice_id) = store::InvoiceId::parse(invoice_id) else {
+        return Ok(());
+    };
+    match store::invoices::get(conn, company_id, &invoice_id).await? {
         Some(row) => emit_invoice(conn, "invoice.paid", &row).await,
         None => Ok(()),
     }

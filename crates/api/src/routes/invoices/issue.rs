@@ -1,30 +1,21 @@
-//! Issuing: guards, exchange rates, the gapless number, frozen snapshots; and bulk actions.
+//! Issuing (`/v1/invoices/{id}/issue`) and bulk actions; the workflow is
+//! [`crate::workflows::issue`].
 
 use axum::{
     Json,
     extract::{Path, State},
 };
-use chrono::Datelike;
-use domain::reference::ReferenceFormat;
 use serde::{Deserialize, Serialize};
 
-use super::{
-    ensure_draft, load,
-    model::{ExchangeRateEntry, Invoice},
-    view,
-};
+use super::{model::Invoice, view};
 use crate::{
     AppState,
     auth::Caller,
-    documents,
     error::{ApiError, ApiResult},
     gate::Tx,
     json::ApiJson,
-    routes::entities::EntityTemplate,
+    workflows,
 };
-
-/// Where a Spanish issuer obtains the VERI*FACTU authorization.
-pub const AUTHORIZATION_URL: &str = "/settings/verifactu";
 
 /// Issues a draft: assigns the next number of its series and year, freezes the reference,
 /// recipient, company data, placeholder values and exchange rates.
@@ -39,334 +30,15 @@ pub async fn issue_invoice(
     tx: Tx,
     Path(id): Path<String>,
 ) -> ApiResult<Json<Invoice>> {
-    // Everything is read and decided first, on a pooled connection: the draft, the company
-    // and its permission to issue, the recipient, the exchange rates (fetched from the daily
-    // feed if missing) and the document itself. A refusal (unknown id, already issued, terms
-    // not accepted, no rate, an incomplete invoice) never takes the writer, and the write
-    // transaction below holds SQLite's single writer only to take the number and store the
-    // invoice, on condition that the draft is still as read here.
-    let prepared = {
-        let mut db = state.db.pool().acquire().await?;
-        let draft = load(&mut db, &caller.company_id, &id).await?;
-        ensure_draft(&draft)?;
-        let company = issuing_company(&mut db, &caller).await?;
-        prepare(&mut db, &state, company, None, draft).await?
-    };
-    let mut conn = tx.conn().await?;
-    let issued = commit(&mut conn, &state, prepared).await?;
+    let issued = workflows::issue::issue(
+        state.services(),
+        &tx,
+        &caller.company_id,
+        &caller.user_id,
+        &id,
+    )
+    .await?;
     Ok(Json(view(issued, caller.language, &state)?))
-}
-
-/// Why a draft read before the write transaction could not be issued inside it: it is gone
-/// (404), was issued by a concurrent request (409), or was changed meanwhile (409, retry).
-async fn lost_draft(conn: &mut sqlx::AnyConnection, company_id: &str, id: &str) -> ApiError {
-    let row = match load(conn, company_id, id).await {
-        Ok(row) => row,
-        Err(e) => return e,
-    };
-    match ensure_draft(&row) {
-        Err(e) => e,
-        Ok(()) => ApiError::Conflict(format!(
-            "Invoice {id} was changed while it was being issued; nothing was issued. Issue it \
-             again to issue the draft as it is now."
-        )),
-    }
-}
-
-/// The caller's company, once it is checked to be allowed to issue: settled, the current
-/// legal documents accepted by the caller, and for Spanish issuers the VERI*FACTU
-/// authorization in effect (refused in that order). One query.
-///
-/// Read before the write transaction (on any connection): like every read of a
-/// PostgreSQL transaction at READ COMMITTED, it sees the company as it was when read.
-pub async fn issuing_company(
-    conn: &mut sqlx::AnyConnection,
-    caller: &Caller,
-) -> ApiResult<store::companies::CompanyRow> {
-    issuing_company_for(conn, &caller.company_id, &caller.user_id).await
-}
-
-/// [`issuing_company`] for the company `company_id` as the user `user_id` (the worker
-/// issuing a recurring invoice does so as the person who set it up).
-pub async fn issuing_company_for(
-    conn: &mut sqlx::AnyConnection,
-    company_id: &str,
-    user_id: &str,
-) -> ApiResult<store::companies::CompanyRow> {
-    let found = store::companies::for_issuing(conn, company_id, user_id)
-        .await?
-        .ok_or_else(|| ApiError::not_found("company"))?;
-    let company = found.company;
-    if company.is_settled == 0 {
-        return Err(ApiError::company_not_settled());
-    }
-    if found.unaccepted_documents > 0 {
-        return Err(ApiError::agreement_required());
-    }
-    if company.is_spanish() && found.verifactu_in_effect != 1 {
-        return Err(ApiError::Forbidden {
-            code: "verifactu_authorization_required",
-            message: "Spanish issuers must report every invoice to the AEAT (VERI*FACTU): authorize this \
-                      service to submit on the company's behalf first. The invoice stays a draft."
-                .into(),
-            authorization_url: Some(AUTHORIZATION_URL.into()),
-        });
-    }
-    Ok(company)
-}
-
-/// Issues one draft inside the caller's transaction and returns the stored row:
-/// [`prepare`], then [`commit`], on the transaction's connection.
-///
-/// `row` is the draft as read (before the transaction, or locked with
-/// [`store::invoices::claim_draft`]); if it is no longer that draft when stored, nothing is
-/// issued and the error says why (the caller's transaction must roll back). `company` comes
-/// from [`issuing_company`]; `recipient`, when given, is the draft's recipient read earlier
-/// (it is read here when missing or not the draft's).
-pub async fn issue_draft(
-    conn: &mut sqlx::AnyConnection,
-    state: &AppState,
-    company: store::companies::CompanyRow,
-    recipient: Option<store::entities::EntityRow>,
-    row: store::invoices::InvoiceRow,
-) -> ApiResult<store::invoices::InvoiceRow> {
-    let prepared = prepare(conn, state, company, recipient, row).await?;
-    commit(conn, state, prepared).await
-}
-
-/// An invoice decided and ready to store: everything but its number.
-pub struct Prepared {
-    company: store::companies::CompanyRow,
-    row: store::invoices::InvoiceRow,
-    doc: document::Invoice,
-    first: i64,
-    reference: Vec<domain::reference::ReferencePart>,
-    now: chrono::DateTime<chrono::Utc>,
-}
-
-/// Decides everything an issue of `row` states (rates, placeholders, the document) and
-/// refuses what cannot be issued; it only reads, so any connection will do.
-pub async fn prepare(
-    conn: &mut sqlx::AnyConnection,
-    state: &AppState,
-    company: store::companies::CompanyRow,
-    recipient: Option<store::entities::EntityRow>,
-    mut row: store::invoices::InvoiceRow,
-) -> ApiResult<Prepared> {
-    let company = &company;
-    let recipient = match recipient.filter(|r| r.id == row.recipient_id) {
-        Some(r) => r,
-        None => store::entities::get(conn, &company.id, &row.recipient_id)
-            .await?
-            .ok_or_else(|| ApiError::bad_request("The invoice's recipient no longer exists."))?,
-    };
-    let now = state.now();
-
-    // Placeholders: a required one added to the company after the draft was made must be filled.
-    let given: Vec<crate::routes::entities::PlaceholderValue> = documents::parse(
-        "invoice placeholder values",
-        &row.custom_placeholder_values_json,
-    )?;
-    let template = template_of(&recipient)?;
-    let placeholders = super::build::placeholders(company, template.as_ref(), given)?;
-
-    let rates = freeze_rates(state, company, &row, template.as_ref(), now).await?;
-
-    let (series_format, first) = match row.series {
-        store::invoices::Series::Corrective => (
-            &company.corrective_invoice_reference_format,
-            company.first_corrective_invoice_yearly_number,
-        ),
-        store::invoices::Series::Invoice => (
-            &company.invoice_reference_format,
-            company.first_invoice_yearly_number,
-        ),
-    };
-    let format = ReferenceFormat::parse(series_format).map_err(|e| {
-        ApiError::bad_request(format!(
-            "The company's reference format {e}; fix it with PATCH /v1/company."
-        ))
-    })?;
-    let year = i64::from(now.year());
-
-    // The document: everything the invoice says, decided now and frozen. Its number is
-    // taken when it is stored below (it lives in the row, not in the document's JSON).
-    let seller = documents::seller(company)?;
-    let buyer = documents::buyer(&recipient)?;
-    let preceding = match &row.corrected_invoice_id {
-        Some(id) => Some(preceding_of(conn, company, id, row.correction_reason.as_deref()).await?),
-        None => None,
-    };
-    let terms = recipient
-        .payment_terms_days
-        .unwrap_or(company.payment_terms_days);
-    let input = documents::issue_of(
-        &row,
-        company,
-        &seller,
-        &buyer,
-        placeholders
-            .into_iter()
-            .map(|p| document::Placeholder {
-                key: p.key,
-                value: p.value,
-            })
-            .collect(),
-        documents::rates(&rates),
-        Some(terms),
-        preceding,
-        now,
-    )?;
-    let doc = document::build::build(input, seller, buyer).map_err(|e| {
-        ApiError::bad_request(format!(
-            "{}. The invoice stays a draft.",
-            capitalized(&e.to_string())
-        ))
-    })?;
-
-    row.status = store::invoices::InvoiceStatus::Issued;
-    row.invoice_year = Some(year);
-    row.issued_at = Some(now.timestamp_micros());
-    row.order_number = None;
-    row.order_year = None;
-    // A due date given on the draft stays as given; otherwise the terms decided it.
-    if row.due_date.is_none() {
-        row.due_date = doc
-            .due_date
-            .and_then(|d| d.and_hms_opt(0, 0, 0))
-            .map(|d| d.and_utc().timestamp_micros());
-    }
-    row.document_json = Some(documents::encode(&doc)?);
-    // From now on the document is the invoice's content: the draft's columns it was built
-    // from are emptied, so nothing can read a second copy.
-    row.lines_json = "[]".into();
-    row.custom_placeholder_values_json = "[]".into();
-    row.exchange_rates_json = "[]".into();
-    row.bank_accounts_json = "[]".into();
-    row.issuer_snapshot_json = None;
-    row.recipient_snapshot_json = None;
-    Ok(Prepared {
-        company: company.clone(),
-        row,
-        doc,
-        first,
-        reference: format.parts(year),
-        now,
-    })
-}
-
-/// Takes the next number and stores the prepared invoice, inside the caller's transaction;
-/// for Spanish issuers also chains its VERI*FACTU record. The draft must still be the one
-/// prepared: if it was issued or changed meanwhile, nothing is issued and the error says why.
-pub async fn commit(
-    conn: &mut sqlx::AnyConnection,
-    state: &AppState,
-    prepared: Prepared,
-) -> ApiResult<store::invoices::InvoiceRow> {
-    let Prepared {
-        company,
-        mut row,
-        mut doc,
-        first,
-        reference,
-        now,
-    } = prepared;
-    if !store::invoices::store_issued(conn, &mut row, first, &reference).await? {
-        return Err(lost_draft(conn, &company.id, &row.id).await);
-    }
-    doc.number = row.reference.clone().unwrap_or_default();
-    doc.payment.remittance.clone_from(&doc.number);
-    doc.yearly_number = row.invoice_number.unwrap_or_default();
-    doc.year = row.invoice_year.unwrap_or_default();
-    if company.is_spanish() {
-        crate::aeat::register_issue(conn, state.config.aeat_mode, &company, &doc, now).await?;
-    }
-    crate::routes::webhooks::emit_invoice(conn, "invoice.issued", &row).await?;
-    Ok(row)
-}
-
-/// The recipient's template, if it has one.
-fn template_of(recipient: &store::entities::EntityRow) -> ApiResult<Option<EntityTemplate>> {
-    recipient
-        .template_json
-        .as_deref()
-        .map(|t| documents::parse("entity template", t))
-        .transpose()
-}
-
-fn capitalized(s: &str) -> String {
-    let mut c = s.chars();
-    match c.next() {
-        Some(f) => f.to_uppercase().chain(c).collect(),
-        None => String::new(),
-    }
-}
-
-/// BG-3 of a corrective invoice: the corrected invoice as issued, and the reason.
-async fn preceding_of(
-    conn: &mut sqlx::AnyConnection,
-    company: &store::companies::CompanyRow,
-    id: &str,
-    reason: Option<&str>,
-) -> ApiResult<document::PrecedingInvoice> {
-    let corrected = store::invoices::get(conn, &company.id, id)
-        .await?
-        .ok_or_else(|| ApiError::bad_request("The corrected invoice no longer exists."))?;
-    let issued_at = store::from_micros(
-        corrected
-            .issued_at
-            .ok_or_else(|| ApiError::Conflict("Only issued invoices can be corrected.".into()))?,
-    );
-    Ok(document::PrecedingInvoice {
-        id: corrected.id,
-        number: corrected.reference.unwrap_or_default(),
-        issue_date: issued_at.date_naive(),
-        issued_at,
-        reason: reason
-            .and_then(document::CorrectionReason::parse)
-            .unwrap_or(document::CorrectionReason::R1),
-    })
-}
-
-/// Every pair the invoice needs (to the company currency and to the template's display
-/// currencies): supplied ones as given, missing ones from the daily feed, else a 400.
-async fn freeze_rates(
-    state: &AppState,
-    company: &store::companies::CompanyRow,
-    row: &store::invoices::InvoiceRow,
-    template: Option<&EntityTemplate>,
-    now: chrono::DateTime<chrono::Utc>,
-) -> ApiResult<Vec<ExchangeRateEntry>> {
-    let mut rates: Vec<ExchangeRateEntry> =
-        documents::parse("invoice exchange rates", &row.exchange_rates_json)?;
-    let from = row.currency_code.clone();
-    let mut targets: Vec<String> = company.currency_code.iter().cloned().collect();
-    if let Some(t) = template {
-        targets.extend(t.display_currencies.iter().cloned());
-    }
-    for to in targets {
-        if to == from || rates.iter().any(|r| r.from == from && r.to == to) {
-            continue;
-        }
-        match state.fx.quote(&from, &to, now.date_naive()).await {
-            Some(q) => rates.push(ExchangeRateEntry {
-                from: from.clone(),
-                to: to.clone(),
-                rate: q.rate,
-                date: Some(q.date.to_string()),
-                source: Some("ecb".into()),
-            }),
-            None => {
-                return Err(ApiError::bad_request(format!(
-                    "No exchange rate {from}->{to} could be obtained; supply it in the draft's \
-                     `exchange_rates`, e.g. {{\"from\":\"{from}\",\"to\":\"{to}\",\"rate\":\"1.2345\"}} \
-                     (PATCH /v1/invoices/{}), then issue again.",
-                    row.id
-                )));
-            }
-        }
-    }
-    Ok(rates)
 }
 
 /// Ids for a bulk action; ids that are not the caller's are ignored.
@@ -404,32 +76,14 @@ pub async fn bulk_issue(
     ApiJson(req): ApiJson<BulkIdsRequest>,
 ) -> ApiResult<Json<BulkActionResult>> {
     let ids = bulk_ids(req)?;
-    let company = {
-        let mut db = state.db.pool().acquire().await?;
-        issuing_company(&mut db, &caller).await?
-    };
-    let mut conn = tx.conn().await?;
-    let mut drafts = Vec::new();
-    for id in ids {
-        // Locked for issuing; ids that are not (or no longer) drafts are skipped.
-        if let Some(row) = store::invoices::claim_draft(&mut conn, &caller.company_id, &id).await? {
-            drafts.push(row);
-        }
-    }
-    drafts.sort_by_key(|r| (r.order_year, r.order_number, r.id.clone()));
-    let mut affected = 0;
-    for row in drafts {
-        let id = row.id.clone();
-        issue_draft(&mut conn, &state, company.clone(), None, row)
-            .await
-            .map_err(|e| match e {
-                ApiError::BadRequest(m) => {
-                    ApiError::BadRequest(format!("Invoice {id}: {m} Nothing was issued."))
-                }
-                other => other,
-            })?;
-        affected += 1;
-    }
+    let affected = workflows::issue::issue_many(
+        state.services(),
+        &tx,
+        &caller.company_id,
+        &caller.user_id,
+        ids,
+    )
+    .await?;
     Ok(Json(BulkActionResult { affected }))
 }
 
@@ -441,12 +95,7 @@ pub async fn bulk_delete(
     tx: Tx,
     ApiJson(req): ApiJson<BulkIdsRequest>,
 ) -> ApiResult<Json<BulkActionResult>> {
-    let mut conn = tx.conn().await?;
-    let mut affected = 0;
-    for id in bulk_ids(req)? {
-        if store::invoices::delete_draft(&mut conn, &caller.company_id, &id).await? {
-            affected += 1;
-        }
-    }
+    let ids = bulk_ids(req)?;
+    let affected = workflows::drafts::delete_many(&tx, &caller.company_id, ids).await?;
     Ok(Json(BulkActionResult { affected }))
 }

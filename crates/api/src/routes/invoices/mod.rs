@@ -15,17 +15,15 @@ use axum::{
 };
 use serde::Deserialize;
 
-use self::{
-    build::DocumentInput,
-    model::{ExchangeRateEntry, Invoice, InvoiceLine, InvoiceLineRequest, SupplyType},
-};
+use self::model::{ExchangeRateEntry, Invoice, InvoiceLineRequest, SupplyType};
 use crate::{
-    auth::{Caller, DbConn, Source},
+    auth::{Caller, DbConn},
     error::{ApiError, ApiResult},
     gate::Tx,
     json::ApiJson,
     pagination::{ListParams, Page},
     routes::entities::PlaceholderValue,
+    workflows,
 };
 
 /// Creating a draft invoice.
@@ -104,41 +102,6 @@ pub struct UpdateInvoiceRequest {
     #[serde(default, deserialize_with = "crate::json::double_option")]
     #[schema(value_type = Option<String>)]
     pub notes: Option<Option<String>>,
-}
-
-/// Checks a draft's legal details: lengths, no control characters, a whole period.
-pub(crate) fn checked_details(
-    d: store::invoices::DraftDetails,
-) -> ApiResult<store::invoices::DraftDetails> {
-    let text = |field: &str, v: Option<String>, max: usize, multiline: bool| {
-        let v = crate::views::optional_text(field, v, max)?;
-        if let Some(t) = &v
-            && t.chars()
-                .any(|c| c.is_control() && !(multiline && matches!(c, '\n' | '\t')))
-        {
-            return Err(ApiError::bad_request(format!(
-                "`{field}` must not contain control characters."
-            )));
-        }
-        Ok(v)
-    };
-    let out = store::invoices::DraftDetails {
-        buyer_reference: text("buyer_reference", d.buyer_reference, 200, false)?,
-        order_reference: text("order_reference", d.order_reference, 200, false)?,
-        notes: text("notes", d.notes, 2000, true)?,
-        delivery_date: d.delivery_date,
-        period_start: d.period_start,
-        period_end: d.period_end,
-    };
-    match (out.period_start, out.period_end) {
-        (Some(a), Some(b)) if a > b => Err(ApiError::bad_request(
-            "`period_start` must not be after `period_end`.",
-        )),
-        (Some(_), None) | (None, Some(_)) => Err(ApiError::bad_request(
-            "`period_start` and `period_end` go together: give both, or neither.",
-        )),
-        _ => Ok(out),
-    }
 }
 
 /// Filters of the invoice list.
@@ -236,26 +199,14 @@ pub async fn create_invoice(
     tx: Tx,
     ApiJson(req): ApiJson<CreateInvoiceRequest>,
 ) -> ApiResult<(StatusCode, Json<Invoice>)> {
-    let origin = match caller.source {
-        Source::Mcp => "mcp",
-        Source::Api => "api",
-    };
-    // Validated and priced on a pooled connection, so the write transaction (SQLite's
-    // single writer) is held only for numbering and storing the draft.
-    let mut row = {
-        let mut db = state.db.pool().acquire().await?;
-        priced_draft(
-            &mut db,
-            &state,
-            &caller.company_id,
-            req,
-            origin,
-            store::invoices::Series::Invoice,
-        )
-        .await?
-    };
-    let mut conn = tx.conn().await?;
-    store_new_draft(&mut conn, &state, &mut row).await?;
+    let row = workflows::drafts::create(
+        state.services(),
+        &tx,
+        &caller.company_id,
+        caller.source,
+        req,
+    )
+    .await?;
     Ok((
         StatusCode::CREATED,
         Json(view(row, caller.language, &state)?),
@@ -289,57 +240,9 @@ pub async fn update_invoice(
     Path(id): Path<String>,
     ApiJson(req): ApiJson<UpdateInvoiceRequest>,
 ) -> ApiResult<Json<Invoice>> {
-    let mut conn = tx.conn().await?;
-    let mut row = load(&mut conn, &caller.company_id, &id).await?;
-    ensure_draft(&row)?;
-    let company = company(&mut conn, &caller.company_id).await?;
-    let current = view(row.clone(), "en", &state)?;
-    let input = DocumentInput {
-        recipient_id: req.recipient_id.unwrap_or(current.recipient_id),
-        lines: match req.lines {
-            Some(lines) => lines,
-            None => current.lines.iter().map(line_request).collect(),
-        },
-        currency_code: Some(req.currency_code.unwrap_or(current.currency_code)),
-        custom_placeholder_values: req
-            .custom_placeholder_values
-            .unwrap_or(current.custom_placeholder_values),
-        exchange_rates: req.exchange_rates.unwrap_or(current.exchange_rates),
-        supply_type: Some(req.supply_type.unwrap_or(current.supply_type)),
-    };
-    let built = build::build(&mut conn, &company, input).await?;
-    apply_built(&mut row, built)?;
-    if let Some(ids) = req.bank_account_ids {
-        row.bank_accounts_json = to_json(
-            &crate::routes::bank_accounts::snapshot_for_invoice(
-                &mut conn,
-                &caller.company_id,
-                &ids,
-            )
-            .await?,
-        )?;
-    }
-    if let Some(due) = req.due_date {
-        row.due_date = due.map(|d| d.timestamp_micros());
-    }
-    let details = store::invoices::DraftDetails {
-        buyer_reference: req.buyer_reference.unwrap_or(current.buyer_reference),
-        order_reference: req.order_reference.unwrap_or(current.order_reference),
-        delivery_date: req.delivery_date.unwrap_or(current.delivery_date),
-        period_start: req.period_start.unwrap_or(current.period_start),
-        period_end: req.period_end.unwrap_or(current.period_end),
-        notes: req.notes.unwrap_or(current.notes),
-    };
-    row.details_json = checked_details(details)?
-        .encode()
-        .map_err(|e| ApiError::Internal(e.into()))?;
-    store::invoices::update(&mut conn, &row).await?;
-    view(
-        load(&mut conn, &caller.company_id, &id).await?,
-        caller.language,
-        &state,
-    )
-    .map(Json)
+    let row =
+        workflows::drafts::update(state.services(), &tx, &caller.company_id, &id, req).await?;
+    Ok(Json(view(row, caller.language, &state)?))
 }
 
 /// Deletes a draft; issued invoices cannot be deleted (409).
@@ -353,197 +256,14 @@ pub async fn delete_invoice(
     tx: Tx,
     Path(id): Path<String>,
 ) -> ApiResult<StatusCode> {
-    let mut conn = tx.conn().await?;
-    let row = load(&mut conn, &caller.company_id, &id).await?;
-    ensure_draft(&row)?;
-    store::invoices::delete_draft(&mut conn, &caller.company_id, &id).await?;
+    workflows::drafts::delete(&tx, &caller.company_id, &id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
-/// Stores a new draft (from [`priced_draft`]) with the next draft number of the year, in
-/// one round trip; inside the write transaction, which holds the year's draft counter.
-pub(crate) async fn store_new_draft(
-    conn: &mut sqlx::AnyConnection,
-    state: &crate::AppState,
-    row: &mut store::invoices::InvoiceRow,
-) -> ApiResult<()> {
-    row.order_year = Some(i64::from(chrono::Datelike::year(&state.now())));
-    row.order_number = Some(store::invoices::insert_numbered_draft(conn, row).await?);
-    crate::routes::webhooks::emit_invoice(conn, "invoice.created", row).await?;
-    Ok(())
-}
-
-/// Builds a new draft row from a create request, validated and priced but not yet
-/// numbered; it only reads, so any connection will do.
-pub(crate) async fn priced_draft(
-    conn: &mut sqlx::AnyConnection,
-    state: &crate::AppState,
-    company_id: &str,
-    req: CreateInvoiceRequest,
-    origin: &str,
-    series: store::invoices::Series,
-) -> ApiResult<store::invoices::InvoiceRow> {
-    let company = company(conn, company_id).await?;
-    let bank_accounts =
-        crate::routes::bank_accounts::snapshot_for_invoice(conn, company_id, &req.bank_account_ids)
-            .await?;
-    let due_date = req.due_date.flatten().map(|d| d.timestamp_micros());
-    let details = store::invoices::DraftDetails {
-        buyer_reference: req.buyer_reference,
-        order_reference: req.order_reference,
-        delivery_date: req.delivery_date,
-        period_start: req.period_start,
-        period_end: req.period_end,
-        notes: req.notes,
-    };
-    let built = build::build(
-        conn,
-        &company,
-        DocumentInput {
-            recipient_id: req.recipient_id,
-            lines: req.lines,
-            currency_code: req.currency_code,
-            custom_placeholder_values: req.custom_placeholder_values,
-            exchange_rates: req.exchange_rates,
-            supply_type: req.supply_type,
-        },
-    )
-    .await?;
-    let now = state.now();
-    let mut row = store::invoices::InvoiceRow {
-        id: store::new_id(),
-        company_id: company_id.to_owned(),
-        recipient_id: String::new(),
-        series,
-        status: store::invoices::InvoiceStatus::Draft,
-        origin: origin.to_owned(),
-        supply_type: String::new(),
-        currency_code: String::new(),
-        treatment: None,
-        invoice_number: None,
-        invoice_year: None,
-        reference: None,
-        issued_at: None,
-        order_number: None,
-        order_year: None,
-        net_total: 0,
-        tax_total: 0,
-        withholding_total: 0,
-        total: 0,
-        line_count: 0,
-        lines_json: String::new(),
-        custom_placeholder_values_json: String::new(),
-        exchange_rates_json: String::new(),
-        bank_accounts_json: to_json(&bank_accounts)?,
-        issuer_snapshot_json: None,
-        recipient_snapshot_json: None,
-        corrected_invoice_id: None,
-        correction_reason: None,
-        proforma_id: None,
-        created_at: now.timestamp_micros(),
-        updated_at: None,
-        due_date,
-        paid_minor: 0,
-        details_json: String::new(),
-        document_json: None,
-        recurring_invoice_id: None,
-    };
-    let details = store::invoices::DraftDetails {
-        // The recipient's buyer reference, unless the draft gives its own.
-        buyer_reference: match details.buyer_reference {
-            Some(given) => Some(given),
-            None => entity_buyer_reference(&built.recipient)?,
-        },
-        ..details
-    };
-    row.details_json = checked_details(details)?
-        .encode()
-        .map_err(|e| ApiError::Internal(e.into()))?;
-    apply_built(&mut row, built)?;
-    Ok(row)
-}
-
-/// The `einvoice.buyer_reference` of an entity, copied into its new drafts.
-fn entity_buyer_reference(e: &store::entities::EntityRow) -> ApiResult<Option<String>> {
-    Ok(e.einvoice_json
-        .as_deref()
-        .map(|t| {
-            crate::documents::parse::<crate::documents::EntityEinvoice>(
-                "entity e-invoice settings",
-                t,
-            )
-        })
-        .transpose()?
-        .and_then(|s| s.buyer_reference))
-}
-
-/// Copies a priced document into a row.
-pub(crate) fn apply_built(row: &mut store::invoices::InvoiceRow, b: build::Built) -> ApiResult<()> {
-    row.recipient_id = b.recipient.id;
-    row.supply_type = b.supply_type.as_str().into();
-    row.currency_code = b.currency_code;
-    row.treatment = b.treatment;
-    row.net_total = b.totals.net;
-    row.tax_total = b.totals.tax;
-    row.withholding_total = b.totals.withholding;
-    row.total = b.totals.total;
-    row.line_count = b.lines.len() as i64;
-    row.lines_json = to_json(&b.lines)?;
-    row.custom_placeholder_values_json = to_json(&b.placeholders)?;
-    row.exchange_rates_json = to_json(&b.rates)?;
-    Ok(())
-}
-
-/// Serialises a value stored as a JSON column.
-pub(crate) fn to_json<T: serde::Serialize>(v: &T) -> ApiResult<String> {
-    serde_json::to_string(v).map_err(|e| ApiError::Internal(e.into()))
-}
-
-/// The request line that reproduces a stored line.
-pub(crate) fn line_request(l: &InvoiceLine) -> InvoiceLineRequest {
-    InvoiceLineRequest {
-        concept: l.concept.clone(),
-        quantity: Some(l.quantity),
-        quantity_unit: l.quantity_unit.clone(),
-        unit_price: Some(l.unit_price),
-        unit_unit: l.unit_unit.clone(),
-        is_tax: l.is_tax,
-        tax_amount: if l.is_tax { l.tax_amount } else { None },
-        subtotal: Some(l.subtotal),
-    }
-}
-
-pub(crate) fn ensure_draft(row: &store::invoices::InvoiceRow) -> ApiResult<()> {
-    if row.status == store::invoices::InvoiceStatus::Draft {
-        Ok(())
-    } else {
-        Err(ApiError::Conflict(format!(
-            "Invoice {} is issued and cannot change; issue a corrective invoice instead \
-             (POST /v1/invoices/{}/corrections).",
-            row.reference.as_deref().unwrap_or(&row.id),
-            row.id
-        )))
-    }
-}
-
-pub(crate) async fn load(
-    conn: &mut sqlx::AnyConnection,
-    company_id: &str,
-    id: &str,
-) -> ApiResult<store::invoices::InvoiceRow> {
-    store::invoices::get(conn, company_id, id)
-        .await?
-        .ok_or_else(|| ApiError::not_found("invoice"))
-}
-
-pub(crate) async fn company(
-    conn: &mut sqlx::AnyConnection,
-    company_id: &str,
-) -> ApiResult<store::companies::CompanyRow> {
-    store::companies::get(conn, company_id)
-        .await?
-        .ok_or_else(|| ApiError::not_found("company"))
-}
+pub(crate) use crate::workflows::{
+    drafts::{line_request, priced_draft, store_new_draft, to_json},
+    invoices::{company, load},
+};
 
 /// The API view of a stored invoice, as of the service's clock.
 pub(crate) fn view(

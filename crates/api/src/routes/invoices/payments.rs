@@ -1,4 +1,5 @@
-//! Payments received on issued invoices (`/v1/invoices/{id}/payments`).
+//! Payments received on issued invoices (`/v1/invoices/{id}/payments`); the workflows are
+//! [`crate::workflows::payments`].
 
 use axum::{
     Json,
@@ -12,10 +13,11 @@ use super::load;
 use crate::{
     AppState,
     auth::{Caller, DbConn},
-    error::{ApiError, ApiResult},
+    error::ApiResult,
     gate::Tx,
     json::ApiJson,
-    views::{optional_text, ts},
+    views::ts,
+    workflows,
 };
 
 /// Recording a payment.
@@ -77,52 +79,8 @@ pub async fn create_payment(
     Path(id): Path<String>,
     ApiJson(req): ApiJson<CreatePaymentRequest>,
 ) -> ApiResult<(StatusCode, Json<Payment>)> {
-    let mut conn = tx.conn().await?;
-    let invoice = load(&mut conn, &caller.company_id, &id).await?;
-    if invoice.status != store::invoices::InvoiceStatus::Issued
-        || invoice.series != store::invoices::Series::Invoice
-    {
-        return Err(ApiError::bad_request(
-            "Payments are recorded on issued invoices only (not on drafts or corrective invoices).",
-        ));
-    }
-    if req.amount_minor <= 0 {
-        return Err(ApiError::bad_request("`amount_minor` must be positive."));
-    }
-    let outstanding = invoice.total - invoice.paid_minor;
-    if req.amount_minor > outstanding {
-        return Err(ApiError::bad_request(format!(
-            "`amount_minor` {} is more than the {} still outstanding on this invoice.",
-            req.amount_minor, outstanding
-        )));
-    }
-    if let Some(account) = &req.bank_account_id
-        && store::bank_accounts::get(&mut conn, &caller.company_id, account)
-            .await?
-            .is_none()
-    {
-        return Err(ApiError::bad_request(format!(
-            "`bank_account_id` {account} is not a bank account of this company."
-        )));
-    }
-    let now = state.now();
-    let row = store::payments::PaymentRow {
-        id: store::new_id(),
-        invoice_id: id,
-        amount_minor: req.amount_minor,
-        paid_at: req.paid_at.unwrap_or(now).timestamp_micros(),
-        bank_account_id: req.bank_account_id,
-        note: optional_text("note", req.note, 500)?,
-        created_at: now.timestamp_micros(),
-    };
-    store::payments::insert(&mut conn, &caller.company_id, &row).await?;
-    crate::routes::webhooks::emit_paid(
-        &mut conn,
-        &caller.company_id,
-        &row.invoice_id,
-        outstanding == req.amount_minor,
-    )
-    .await?;
+    let row =
+        workflows::payments::record(state.services(), &tx, &caller.company_id, &id, req).await?;
     Ok((StatusCode::CREATED, Json(row.into())))
 }
 
@@ -151,12 +109,8 @@ pub async fn delete_payment(
     tx: Tx,
     Path((id, pid)): Path<(String, String)>,
 ) -> ApiResult<StatusCode> {
-    let mut conn = tx.conn().await?;
-    if store::payments::delete(&mut conn, &caller.company_id, &id, &pid).await? {
-        Ok(StatusCode::NO_CONTENT)
-    } else {
-        Err(ApiError::not_found("payment"))
-    }
+    workflows::payments::delete(&tx, &caller.company_id, &id, &pid).await?;
+    Ok(StatusCode::NO_CONTENT)
 }
 
 /// `unpaid`, `partially_paid`, `paid` or `overdue` for an issued ordinary invoice.

@@ -299,7 +299,7 @@ async fn check_draft(
     let mut db = state.db.pool().acquire().await?;
     priced_draft(
         &mut db,
-        state,
+        state.services(),
         company_id,
         req,
         "recurring",
@@ -563,13 +563,14 @@ async fn run_schedule(
                     let mut db = state.db.pool().acquire().await?;
                     priced_draft(
                         &mut db,
-                        state,
+                        state.services(),
                         &s.company_id,
                         req,
                         "recurring",
                         store::invoices::Series::Invoice,
                     )
                     .await
+                    .map_err(ApiError::from)
                 }
                 Err(e) => Err(e),
             }
@@ -620,7 +621,7 @@ async fn run_schedule(
             tx.rollback().await?;
             break;
         }
-        store_new_draft(tx.conn(), state, &mut draft)
+        store_new_draft(tx.conn(), state.services(), &mut draft)
             .await
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         store::recurring::set_run_invoice(tx.conn(), &s.id, &period, &draft.id).await?;
@@ -683,11 +684,13 @@ async fn issue_and_send(
         let prepared = {
             let mut db = state.db.pool().acquire().await?;
             let company =
-                super::issue::issuing_company_for(&mut db, &s.company_id, &s.created_by).await?;
-            super::issue::prepare(&mut db, state, company, None, draft).await?
+                crate::workflows::issue::issuing_company(&mut db, &s.company_id, &s.created_by)
+                    .await?;
+            crate::workflows::issue::prepare(&mut db, state.services(), company, None, draft)
+                .await?
         };
         let mut tx = state.db.begin_write().await?;
-        let issued = super::issue::commit(tx.conn(), state, prepared).await?;
+        let issued = crate::workflows::issue::commit(tx.conn(), state.services(), prepared).await?;
         tx.commit().await?;
         ApiResult::Ok(issued)
     }
