@@ -25,6 +25,7 @@
 #![forbid(unsafe_code)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
+mod c14n;
 mod cii;
 mod country;
 mod facturae;
@@ -34,6 +35,7 @@ pub mod read;
 mod rules;
 mod ubl;
 mod writer;
+pub mod xades;
 
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;

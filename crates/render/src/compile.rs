@@ -19,7 +19,7 @@ use typst::diag::SourceDiagnostic;
 use typst::foundations::Smart;
 use typst::{World, WorldExt};
 use typst_layout::PagedDocument;
-use typst_pdf::{PdfOptions, Timestamp};
+use typst_pdf::{PdfOptions, PdfStandard, PdfStandards, Timestamp};
 
 use crate::error::RenderError;
 use crate::snippet::{self, Prepared};
@@ -86,13 +86,31 @@ pub struct Snippets {
     pub files: Vec<(typst::syntax::FileId, Prepared)>,
 }
 
+/// Which PDF standard a render enforces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Standard {
+    /// Typst's default PDF (1.7, tagged).
+    Plain,
+    /// PDF/A-3b: what a Factur-X invoice is.
+    PdfA3b,
+}
+
+/// How the PDF is written.
+#[derive(Debug, Clone, Copy)]
+pub struct Output {
+    /// The document's date (and its attachments' modification date).
+    pub timestamp: Option<Timestamp>,
+    /// The standard the PDF must conform to.
+    pub standard: Standard,
+}
+
 /// Compiles the sandbox to PDF bytes within `timeout`; `weight` (see [`weight`]) paces the
 /// clearing of Typst's memo cache.
 pub fn to_pdf(
     world: Sandbox,
     snippets: Snippets,
     weight: usize,
-    timestamp: Option<Timestamp>,
+    output: Output,
     timeout: Duration,
 ) -> Result<Vec<u8>, RenderError> {
     let abandoned = ABANDONED.load(Ordering::SeqCst);
@@ -105,7 +123,7 @@ pub fn to_pdf(
     let worker = run(Box::new(move || {
         // Dropped last, also when Typst panics: settles the abandoned count.
         let _finished = Finished(worker_state);
-        let result = compile(&world, &snippets, timestamp);
+        let result = compile(&world, &snippets, output);
         evict_memo_cache(weight);
         let _ = tx.send(result);
     }))?;
@@ -214,22 +232,39 @@ fn crashed() -> RenderError {
     RenderError::Internal("Typst panicked while rendering".into())
 }
 
-fn compile(
-    world: &Sandbox,
-    snippets: &Snippets,
-    timestamp: Option<Timestamp>,
-) -> Result<Vec<u8>, RenderError> {
+fn compile(world: &Sandbox, snippets: &Snippets, output: Output) -> Result<Vec<u8>, RenderError> {
     let document = typst::compile::<PagedDocument>(world)
         .output
         .map_err(|errors| locate(world, snippets, &errors))?;
+    let standards = match output.standard {
+        Standard::Plain => PdfStandards::default(),
+        Standard::PdfA3b => PdfStandards::new(&[PdfStandard::A_3b])
+            .map_err(|e| RenderError::Internal(format!("PDF/A-3b: {}", e.message())))?,
+    };
     let options = PdfOptions {
-        timestamp,
+        timestamp: output.timestamp,
         creator: Smart::Custom(None),
+        standards,
         ..PdfOptions::default()
     };
-    typst_pdf::pdf(&document, &options).map_err(|errors| {
-        let messages: Vec<String> = errors.iter().map(message).collect();
-        RenderError::Export(messages.join("; "))
+    typst_pdf::pdf(&document, &options).map_err(|errors| match output.standard {
+        Standard::Plain => {
+            let messages: Vec<String> = errors.iter().map(message).collect();
+            RenderError::Export(messages.join("; "))
+        }
+        // Export errors under PDF/A are what the standard forbids: say where, so that a
+        // company can fix its snippet.
+        Standard::PdfA3b => {
+            let located = locate(world, snippets, &errors);
+            let slot = match &located {
+                RenderError::Snippet { slot, .. } => Some(*slot),
+                _ => None,
+            };
+            RenderError::PdfA {
+                slot,
+                message: located.to_string(),
+            }
+        }
     })
 }
 

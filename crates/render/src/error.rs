@@ -82,6 +82,20 @@ pub enum RenderError {
     /// Writing the PDF failed.
     #[error("PDF export failed: {0}")]
     Export(String),
+    /// The Factur-X PDF (PDF/A-3b) cannot be written: something in the document is what
+    /// PDF/A forbids, in a company snippet (`slot`, the message names its line) or in the
+    /// invoice's data (a character no embedded font has).
+    #[error(
+        "the invoice cannot be written as PDF/A-3b (the Factur-X PDF): {message}; PDF/A needs \
+         every character in an embedded font and forbids private-use characters, PDF images, \
+         CMYK colours and conic gradients"
+    )]
+    PdfA {
+        /// The snippet that is why, if one is.
+        slot: Option<SnippetSlot>,
+        /// What Typst said, with where.
+        message: String,
+    },
     /// The renderer crashed (a panic inside Typst).
     #[error("the renderer crashed: {0}")]
     Internal(String),

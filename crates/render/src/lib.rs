@@ -11,6 +11,11 @@
 //! - **Company snippets** (footer and post-invoice Typst) compile in that same world, with
 //!   `{{key}}` placeholders replaced by data lookups (rules in [`snippet`]), a size cap, and a
 //!   deadline ([`Limits::timeout`]); errors name the snippet line and column.
+//! - **Factur-X.** A document that carries its Factur-X XML ([`InvoiceDocument::facturx`])
+//!   is written as PDF/A-3b with that XML attached as `factur-x.xml` (relationship
+//!   `Alternative`, `text/xml`, dated by the issue date); the `einvoice` crate's
+//!   `facturx::add_xmp` then adds the Factur-X XMP. What PDF/A forbids is refused with
+//!   [`RenderError::PdfA`], naming the snippet line when a snippet is why.
 //! - **Reproducible.** The same document gives byte-identical PDFs: the PDF date is the
 //!   issue date, `datetime.today()` is the issue date, and no random ids are written.
 //!
@@ -86,6 +91,14 @@ pub fn render_invoice_with(doc: &InvoiceDocument, limits: &Limits) -> Result<Vec
     if let Some(qr) = &doc.qr {
         sandbox.add_file(world::QR_PATH, qr.svg.clone().into_bytes());
     }
+    let standard = match &doc.facturx {
+        // Attached by the template from this file: the XML is data, never Typst code.
+        Some(xml) => {
+            sandbox.add_file(world::FACTURX_PATH, xml.clone().into_bytes());
+            compile::Standard::PdfA3b
+        }
+        None => compile::Standard::Plain,
+    };
     let mut snippets = compile::Snippets { files: Vec::new() };
     let slots = [
         (SnippetSlot::Footer, world::FOOTER_PATH, &doc.footer_typst),
@@ -103,7 +116,10 @@ pub fn render_invoice_with(doc: &InvoiceDocument, limits: &Limits) -> Result<Vec
         sandbox,
         snippets,
         weight,
-        timestamp(doc.issue_date),
+        compile::Output {
+            timestamp: timestamp(doc.issue_date),
+            standard,
+        },
         limits.timeout,
     )
 }
@@ -124,13 +140,19 @@ pub fn render_report(
     let mut sandbox = world::Sandbox::new(world::REPORT_PATH, date);
     sandbox.add_file(world::DATA_PATH, data);
     let snippets = compile::Snippets { files: Vec::new() };
-    compile::to_pdf(sandbox, snippets, weight, timestamp(date), limits.timeout)
+    let output = compile::Output {
+        timestamp: timestamp(date),
+        standard: compile::Standard::Plain,
+    };
+    compile::to_pdf(sandbox, snippets, weight, output, limits.timeout)
 }
 
 /// Checks a company snippet before it is saved: size, placeholders, syntax, sandbox, time.
 ///
 /// The snippet is rendered as the post-invoice snippet of a sample invoice, so anything
-/// valid in the body passes (page breaks included). Use [`check_snippet_as`] with
+/// valid in the body passes (page breaks included). The sample is a Factur-X PDF/A-3b, as
+/// every issued invoice is: a snippet that PDF/A forbids (a character no embedded font has,
+/// a PDF image, a CMYK colour...) is refused with [`RenderError::PdfA`]. Use [`check_snippet_as`] with
 /// [`SnippetSlot::Footer`] for a footer. Placeholders need no values: unknown keys render
 /// as nothing.
 pub fn check_snippet(snippet: &str) -> Result<(), RenderError> {
@@ -140,6 +162,7 @@ pub fn check_snippet(snippet: &str) -> Result<(), RenderError> {
 /// Checks a company snippet in the slot it will be used in.
 pub fn check_snippet_as(slot: SnippetSlot, snippet: &str) -> Result<(), RenderError> {
     let mut doc = sample::document();
+    doc.facturx = Some(sample::FACTURX_XML.to_owned());
     match slot {
         SnippetSlot::Footer => doc.footer_typst = Some(snippet.to_owned()),
         SnippetSlot::Post => doc.post_typst = Some(snippet.to_owned()),

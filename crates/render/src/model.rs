@@ -61,6 +61,11 @@ pub struct InvoiceDocument {
     /// or period, the buyer's references.
     #[serde(default)]
     pub legal: LegalDetails,
+    /// The Factur-X XML (the EN 16931 CII of the invoice) to attach as `factur-x.xml`:
+    /// the PDF is then a PDF/A-3b with that file as its alternative representation. It
+    /// reaches Typst as a file the template attaches, never as code or text it evaluates.
+    #[serde(default)]
+    pub facturx: Option<String>,
 }
 
 /// The statements of an invoice beyond parties, lines and sums (VAT Directive art. 226,

@@ -12,6 +12,11 @@ const DATE: NaiveDate = match NaiveDate::from_ymd_opt(2026, 1, 2) {
     None => panic!("2026-01-02 is a date"),
 };
 
+/// What snippets are checked with as the sample's Factur-X attachment: its content does
+/// not matter to the check, only that the sample is a PDF/A-3b with a file attached.
+pub const FACTURX_XML: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
+    <rsm:CrossIndustryInvoice xmlns:rsm=\"urn:un:unece:uncefact:data:standard:CrossIndustryInvoice:100\"/>\n";
+
 /// A one-line issued invoice, in English, with no snippets.
 pub fn document() -> InvoiceDocument {
     let date = DATE;
@@ -75,5 +80,6 @@ pub fn document() -> InvoiceDocument {
         qr: None,
         notes: None,
         legal: Default::default(),
+        facturx: None,
     }
 }

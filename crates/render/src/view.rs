@@ -46,6 +46,8 @@ pub struct View<'a> {
     qr: Option<&'a str>,
     has_footer: bool,
     has_post: bool,
+    /// Whether `/factur-x.xml` is attached (the PDF is then PDF/A-3b: see `lib.rs`).
+    facturx: bool,
     /// Read by the expressions that replace `{{key}}` tokens in company snippets.
     placeholders: &'a BTreeMap<String, String>,
 }
@@ -242,6 +244,7 @@ pub fn build<'a>(doc: &'a InvoiceDocument) -> Result<View<'a>, RenderError> {
         qr: doc.qr.as_ref().map(|q| q.caption.as_str()),
         has_footer: crate::model::has_text(&doc.footer_typst),
         has_post: crate::model::has_text(&doc.post_typst),
+        facturx: doc.facturx.is_some(),
         placeholders: &doc.placeholders,
     })
 }

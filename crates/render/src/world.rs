@@ -21,6 +21,8 @@ use typst::{Library, LibraryExt, World};
 pub const DATA_PATH: &str = "/data.json";
 /// Path of the QR code image, when the document has one.
 pub const QR_PATH: &str = "/qr.svg";
+/// Path of the Factur-X XML, attached to the PDF as `factur-x.xml` when the document has one.
+pub const FACTURX_PATH: &str = "/factur-x.xml";
 /// Path of the company footer snippet.
 pub const FOOTER_PATH: &str = "/company/footer.typ";
 /// Path of the company post-invoice snippet.
@@ -72,6 +74,7 @@ static FIXED_IDS: LazyLock<()> = LazyLock::new(|| {
     for path in [DATA_PATH, QR_PATH, FOOTER_PATH, POST_PATH]
         .into_iter()
         .chain(templates)
+        .chain([FACTURX_PATH])
     {
         file_id(path);
     }

@@ -255,6 +255,14 @@ async fn document_of(
         row.issued_at
             .ok_or_else(|| corrupt(what("issue time"), "missing"))?,
     );
+    // The accounting currency (BT-6) is the company's, as at issue: legacy rows did not keep
+    // it, and without it a foreign-currency invoice's e-invoice (and so its Factur-X PDF)
+    // would lose its VAT total in that currency (BT-111).
+    let accounting_currency = store::companies::get(conn, &row.company_id)
+        .await?
+        .and_then(|c| c.currency_code)
+        .and_then(|c| domain::currency::CurrencyCode::parse(&c).ok())
+        .map(|c| (c.code().to_owned(), c.minor_units() as u8));
     let issue = Issue {
         id: row.id.clone(),
         kind: kind(row.series),
@@ -264,7 +272,7 @@ async fn document_of(
         issued_at,
         currency: currency.code().to_owned(),
         minor_digits: currency.minor_units() as u8,
-        accounting_currency: None,
+        accounting_currency,
         lines,
         supply_type: supply(&row.supply_type),
         treatment: row.treatment.clone(),

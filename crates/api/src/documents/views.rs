@@ -340,6 +340,8 @@ pub fn render(
             },
             payment_terms_days: doc.payment_terms.as_ref().map(|t| t.days),
         },
+        // Attached by the PDF route to issued invoices (`routes::pdf`).
+        facturx: None,
     }
 }
 

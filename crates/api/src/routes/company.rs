@@ -486,7 +486,13 @@ async fn check_snippet(
     crate::isolation::run(state.config.snippet_runner.as_deref(), job, turn)
         .await?
         .map(drop)
-        .map_err(|e| ApiError::bad_request(format!("`{field}` does not compile: {e}.")))
+        .map_err(|e| match e {
+            // Every issued invoice is a Factur-X PDF/A-3b: a snippet must stay within PDF/A.
+            render::RenderError::PdfA { .. } => {
+                ApiError::bad_request(format!("`{field}` cannot be used in an invoice: {e}."))
+            }
+            e => ApiError::bad_request(format!("`{field}` does not compile: {e}.")),
+        })
 }
 
 async fn load(

@@ -5,7 +5,7 @@
 //! requires and the invoice lacks is a 400 naming the business rule and the field to set.
 
 use axum::{
-    extract::{Path, Query},
+    extract::{Path, Query, State},
     http::{HeaderValue, header},
     response::{IntoResponse, Response},
 };
@@ -13,6 +13,7 @@ use einvoice::Format;
 use serde::Deserialize;
 
 use crate::{
+    AppState,
     auth::{Caller, DbConn},
     documents,
     error::{ApiError, ApiResult},
@@ -65,6 +66,21 @@ fn refused(format: Format, r: einvoice::Refusal) -> ApiError {
     ))
 }
 
+/// The 400 for an invoice whose Factur-X PDF/A-3b cannot be written, saying what to change.
+fn not_pdf_a(id: &str, e: &render::RenderError) -> ApiError {
+    let fix = match e {
+        render::RenderError::PdfA { slot: Some(_), .. } => {
+            "Change the company's Typst snippet it names (PATCH /v1/company, or the recipient's \
+             template with PATCH /v1/entities/{id})"
+        }
+        _ => "The character it names cannot be in a PDF/A: correct the invoice without it",
+    };
+    ApiError::bad_request(format!(
+        "The invoice cannot be a valid facturx e-invoice: {e}. {fix}; meanwhile \
+         GET /v1/invoices/{id}/pdf serves it as a plain PDF."
+    ))
+}
+
 /// An issued invoice's e-invoice in its recipient's format (else UBL): what a send attaches.
 pub(crate) async fn recipient_xml(
     db: &mut sqlx::AnyConnection,
@@ -76,15 +92,23 @@ pub(crate) async fn recipient_xml(
     Ok((format, xml))
 }
 
-/// The issued invoice as an e-invoice.
+/// The issued invoice as an e-invoice: XML, or for `facturx` the Factur-X PDF.
 #[utoipa::path(get, path = "/v1/invoices/{id}/einvoice", tag = "invoices",
     params(("id" = String, Path, description = "Invoice id"), EinvoiceQuery),
     responses(
-        (status = 200, description = "The e-invoice (for `facturx`, the CII that the Factur-X PDF embeds)",
+        (status = 200, description = "The e-invoice: `application/xml`, or for `facturx` the \
+            Factur-X PDF (`application/pdf`, PDF/A-3b with the EN 16931 CII attached as \
+            `factur-x.xml`, the same bytes as `GET /v1/invoices/{id}/pdf`). `X-Einvoice-Format` \
+            names the format; for `facturae`, `X-Facturae-Signed: false` says it is unsigned.",
             content_type = "application/xml", body = String),
+        (status = 400, description = "An unknown format, or an invoice that cannot be valid in \
+            that format: the message names the business rule and the field to set (for \
+            `facturx`, also what PDF/A-3 refuses, such as a company snippet).",
+            body = String, content_type = "text/plain"),
         (status = 409, description = "The invoice is a draft: issue it first."),
         crate::openapi::ReadErrors))]
 pub async fn invoice_einvoice(
+    State(state): State<AppState>,
     caller: Caller,
     mut db: DbConn,
     Path(id): Path<String>,
@@ -104,21 +128,28 @@ pub async fn invoice_einvoice(
     }
     let format = format_of(&mut db, &caller.company_id, &row.recipient_id, asked).await?;
     let doc = documents::of_row(&row)?;
-    drop(db);
     let xml = einvoice::xml(&doc, format).map_err(|r| refused(format, r))?;
-    let filename = format!("{}-{}.xml", doc.number, format.name());
+    let (body, content_type, extension) = if format == Format::Facturx {
+        let view = super::pdf::invoice_render_input(&mut db, &caller.company_id, &row).await?;
+        drop(db);
+        let pdf = super::pdf::render_facturx(&state, &caller.company_id, view)
+            .await?
+            .map_err(|e| not_pdf_a(&id, &e))?;
+        (pdf, "application/pdf", "pdf")
+    } else {
+        drop(db);
+        (xml.into_bytes(), "application/xml", "xml")
+    };
+    let filename = format!("{}-{}.{extension}", doc.number, format.name());
     let mut response = (
         [
-            (
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/xml"),
-            ),
+            (header::CONTENT_TYPE, HeaderValue::from_static(content_type)),
             (
                 header::CONTENT_DISPOSITION,
                 crate::views::content_disposition(crate::views::Disposition::Attachment, &filename),
             ),
         ],
-        xml,
+        body,
     )
         .into_response();
     response

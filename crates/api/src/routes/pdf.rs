@@ -197,11 +197,56 @@ async fn respond(
 /// Renders a document to PDF bytes: in a child process with a memory limit when it carries
 /// company snippets ([`crate::isolation`]), else in this process; either way after a slot
 /// of the company's share ([`crate::render_gate`]).
+///
+/// A document that carries its Factur-X XML (an issued invoice) is the Factur-X PDF
+/// ([`render_facturx`]); when PDF/A refuses something in it (a company snippet, a character
+/// no embedded font has), it is served as the plain PDF instead: an invoice's PDF is never
+/// refused for e-invoice reasons (`GET .../einvoice?format=facturx` says why it is not one).
 pub(crate) async fn render_pdf(
     state: &AppState,
     company_id: &str,
-    doc: InvoiceDocument,
+    mut doc: InvoiceDocument,
 ) -> ApiResult<Vec<u8>> {
+    if doc.facturx.is_some() {
+        match render_facturx(state, company_id, doc.clone()).await? {
+            Ok(pdf) => return Ok(pdf),
+            Err(e) => {
+                tracing::warn!(company_id, error = %e, "the invoice PDF is not a Factur-X PDF/A");
+                doc.facturx = None;
+            }
+        }
+    }
+    let snippets = doc.has_snippets();
+    render_raw(state, company_id, doc)
+        .await?
+        .map_err(|e| render_failed(e, snippets))
+}
+
+/// The Factur-X PDF of a document that carries its XML: PDF/A-3b with `factur-x.xml`
+/// attached, plus the Factur-X XMP ([`einvoice::facturx::add_xmp`], which must come before
+/// any signature). The inner error is what PDF/A refuses in the document.
+pub(crate) async fn render_facturx(
+    state: &AppState,
+    company_id: &str,
+    doc: InvoiceDocument,
+) -> ApiResult<Result<Vec<u8>, render::RenderError>> {
+    let snippets = doc.has_snippets();
+    match render_raw(state, company_id, doc).await? {
+        Ok(pdf) => einvoice::facturx::add_xmp(&pdf)
+            .map(Ok)
+            .map_err(|e| ApiError::Internal(e.into())),
+        Err(e @ render::RenderError::PdfA { .. }) => Ok(Err(e)),
+        Err(e) => Err(render_failed(e, snippets)),
+    }
+}
+
+/// Renders after a slot of the company's share, in a child process when the document has
+/// snippets and a runner is configured; the inner error is the renderer's.
+async fn render_raw(
+    state: &AppState,
+    company_id: &str,
+    doc: InvoiceDocument,
+) -> ApiResult<Result<Vec<u8>, render::RenderError>> {
     let snippets = doc.has_snippets();
     let turns = state
         .renders
@@ -210,27 +255,27 @@ pub(crate) async fn render_pdf(
         .map_err(ApiError::render_busy)?;
     let runner = state.config.snippet_runner.as_deref().filter(|_| snippets);
     let job = render::isolated::Job::Render(Box::new(doc));
-    let pdf = crate::isolation::run(runner, job, turns)
-        .await?
-        .map_err(|e| match e {
-            render::RenderError::Snippet { .. }
-            | render::RenderError::SnippetTooLarge { .. }
-            | render::RenderError::Exhausted { .. } => snippet_refused(&e),
-            // A document renders in well under a second: past the deadline with a snippet,
-            // the snippet is why, and trying again would not help.
-            render::RenderError::Timeout(_) if snippets => snippet_refused(&e),
-            render::RenderError::Timeout(_) | render::RenderError::Busy(_) => {
-                ApiError::Unavailable(format!(
-                    "The PDF could not be rendered now ({e}); try again shortly."
-                ))
-            }
-            other => ApiError::Internal(anyhow::anyhow!("render: {other}")),
-        })?;
-    Ok(pdf)
+    crate::isolation::run(runner, job, turns).await
+}
+
+/// The answer for a render that failed (`snippets`: the document carries company snippets).
+fn render_failed(e: render::RenderError, snippets: bool) -> ApiError {
+    match e {
+        render::RenderError::Snippet { .. }
+        | render::RenderError::SnippetTooLarge { .. }
+        | render::RenderError::Exhausted { .. } => snippet_refused(&e),
+        // A document renders in well under a second: past the deadline with a snippet,
+        // the snippet is why, and trying again would not help.
+        render::RenderError::Timeout(_) if snippets => snippet_refused(&e),
+        render::RenderError::Timeout(_) | render::RenderError::Busy(_) => ApiError::Unavailable(
+            format!("The PDF could not be rendered now ({e}); try again shortly."),
+        ),
+        other => ApiError::Internal(anyhow::anyhow!("render: {other}")),
+    }
 }
 
 /// What the PDF of an invoice shows: an issued invoice as frozen (with its VERI*FACTU QR
-/// code), a draft as it would be issued, dated by its creation.
+/// code and its Factur-X XML), a draft as it would be issued, dated by its creation.
 pub(crate) async fn invoice_render_input(
     db: &mut sqlx::AnyConnection,
     company_id: &str,
@@ -258,7 +303,14 @@ pub(crate) async fn invoice_render_input(
     } else {
         None
     };
-    Ok(documents::views::render(
+    // An issued invoice is the Factur-X hybrid when its document can be a valid Factur-X
+    // (the same refusals as `GET .../einvoice?format=facturx`, which names the rule).
+    let facturx = if issued {
+        einvoice::xml(&doc, einvoice::Format::Facturx).ok()
+    } else {
+        None
+    };
+    let mut view = documents::views::render(
         &doc,
         if r.series == store::invoices::Series::Corrective {
             DocumentKind::CorrectiveInvoice
@@ -271,13 +323,18 @@ pub(crate) async fn invoice_render_input(
             DocumentStatus::Draft
         },
         qr,
-    ))
+    );
+    view.facturx = facturx;
+    Ok(view)
 }
 
-/// The invoice as a PDF (drafts carry a DRAFT mark).
+/// The invoice as a PDF. An issued invoice's is the Factur-X hybrid (PDF/A-3b with its
+/// EN 16931 CII attached as `factur-x.xml`), byte-identical on every request; when the
+/// invoice cannot be a valid Factur-X (see `GET /v1/invoices/{id}/einvoice?format=facturx`),
+/// it is the plain PDF. Drafts carry a DRAFT mark and are plain PDFs.
 #[utoipa::path(get, path = "/v1/invoices/{id}/pdf", tag = "invoices",
     params(("id" = String, Path, description = "Invoice id")),
-    responses((status = 200, description = "The PDF", content_type = "application/pdf", body = Vec<u8>),
+    responses((status = 200, description = "The PDF (of an issued invoice: Factur-X, PDF/A-3b)", content_type = "application/pdf", body = Vec<u8>),
         (status = 304, description = "Not modified (If-None-Match matched the ETag)"),
         crate::openapi::ReadErrors))]
 pub async fn invoice_pdf(

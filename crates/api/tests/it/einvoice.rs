@@ -19,7 +19,7 @@ const FORMATS: [(&str, &str); 7] = [
 ];
 
 /// The kit's script and the Python that runs it; `None` where the kit is not checked out.
-fn kit() -> Option<(PathBuf, String)> {
+pub(crate) fn kit() -> Option<(PathBuf, String)> {
     let script =
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/einvoice/validate");
     // The kit lives beside the repository (../shared/einvoice), not in it: where it is not
@@ -44,9 +44,9 @@ fn kit() -> Option<(PathBuf, String)> {
     }
 }
 
-/// Validates `files` (name, XML) with `profile` in one kit process; panics with the report
-/// on any fatal finding.
-fn validate(profile: &str, files: &[(String, String)]) {
+/// Validates `files` (name, XML or PDF) with `profile` in one kit process; panics with the
+/// report on any fatal finding.
+pub(crate) fn validate<B: AsRef<[u8]>>(profile: &str, files: &[(String, B)]) {
     let Some((script, python)) = kit() else {
         return;
     };
@@ -55,7 +55,7 @@ fn validate(profile: &str, files: &[(String, String)]) {
         .iter()
         .map(|(name, xml)| {
             let p = dir.path().join(name);
-            std::fs::write(&p, xml).expect("written");
+            std::fs::write(&p, xml.as_ref()).expect("written");
             p
         })
         .collect();
@@ -92,7 +92,7 @@ fn german_customer() -> Value {
 
 /// The company with what XRechnung and Peppol need (electronic address, contact) and a
 /// bank account; returns the account's id.
-async fn ready_company(app: &TestApp) -> String {
+pub(crate) async fn ready_company(app: &TestApp) -> String {
     app.settle(&app.a).await;
     app.call(
         "PATCH",
@@ -118,14 +118,14 @@ async fn ready_company(app: &TestApp) -> String {
     account["id"].as_str().unwrap().to_owned()
 }
 
-async fn issued(app: &TestApp, body: Value) -> String {
+pub(crate) async fn issued(app: &TestApp, body: Value) -> String {
     let d = app.draft(&app.a, body).await;
     let id = d["id"].as_str().unwrap().to_owned();
     app.issue(&app.a, &id).await;
     id
 }
 
-async fn einvoice(app: &TestApp, id: &str, format: Option<&str>) -> Resp {
+pub(crate) async fn einvoice(app: &TestApp, id: &str, format: Option<&str>) -> Resp {
     let q = format.map(|f| format!("?format={f}")).unwrap_or_default();
     app.get(&format!("/v1/invoices/{id}/einvoice{q}"), As::Human(&app.a))
         .await
@@ -250,13 +250,20 @@ db_test!(every_format_of_every_kind_of_invoice_validates, |app| {
         let mut files = Vec::new();
         for (name, id) in &cases {
             let r = einvoice(&app, id, Some(format)).await.expect(200);
-            assert_eq!(r.content_type(), "application/xml", "{format} {name}");
+            // Factur-X is the PDF with its XML embedded; the others are XML.
+            let (content_type, extension) = if format == "facturx" {
+                ("application/pdf", "pdf")
+            } else {
+                ("application/xml", "xml")
+            };
+            assert_eq!(r.content_type(), content_type, "{format} {name}");
             let disposition = r.headers["content-disposition"]
                 .to_str()
                 .unwrap()
                 .to_owned();
             assert!(
-                disposition.starts_with("attachment;") && disposition.contains(".xml"),
+                disposition.starts_with("attachment;")
+                    && disposition.contains(&format!("-{format}.{extension}")),
                 "{disposition}"
             );
             if format == "ubl" {
@@ -272,7 +279,7 @@ db_test!(every_format_of_every_kind_of_invoice_validates, |app| {
                 };
                 assert!(r.text().contains(expected), "{name}: {}", r.text());
             }
-            files.push((format!("{name}.xml"), r.text()));
+            files.push((format!("{name}.{extension}"), r.body));
         }
         validate(profile, &files);
     }
@@ -439,14 +446,16 @@ db_test!(
                 "peppol",
                 "facturx",
             ] {
-                let xml = einvoice(&app, doc_id, Some(format)).await.expect(200).body;
+                let file = einvoice(&app, doc_id, Some(format)).await.expect(200);
+                // Factur-X is imported as the PDF it is, from its embedded XML.
+                let content_type = file.content_type();
                 let expense = app
                     .call_raw(
                         "POST",
                         "/v1/expenses/import",
                         As::Human(&app.b),
-                        Some(xml),
-                        "application/xml",
+                        Some(file.body),
+                        &content_type,
                     )
                     .await
                     .expect(201)

@@ -221,6 +221,7 @@ pub fn invoice() -> InvoiceDocument {
         qr: None,
         notes: Some("Thank you for your business.\nPayment by bank transfer.".into()),
         legal: Default::default(),
+        facturx: None,
     }
 }
 
