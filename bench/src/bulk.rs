@@ -322,7 +322,7 @@ pub(crate) fn seed_bulk(args: &[String]) -> anyhow::Result<()> {
                 Some(body),
             )?;
             anyhow::ensure!(s == 201, "template draft answered {s}: {d}");
-            let id = d["id"].as_str().unwrap_or_default().to_owned();
+            let id = store::InvoiceId::parse(d["id"].as_str().unwrap_or_default())?;
             let row = rt.block_on(async {
                 let mut conn = db.pool().acquire().await?;
                 store::invoices::get(&mut conn, &company_id, &id).await

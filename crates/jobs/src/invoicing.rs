@@ -392,7 +392,8 @@ pub async fn announce_overdue(db: &store::Db, now: DateTime<Utc>) -> anyhow::Res
         if !store::invoice_events::mark_overdue(tx.conn(), &company_id, &invoice_id, now).await? {
             continue;
         }
-        let Some(invoice) = store::invoices::get(tx.conn(), &company_id, &invoice_id).await? else {
+        let id = store::InvoiceId::parse(&invoice_id)?;
+        let Some(invoice) = store::invoices::get(tx.conn(), &company_id, &id).await? else {
             continue;
         };
         let data = store::invoice_events::invoice_data(&invoice);
