@@ -435,12 +435,23 @@ def check_several_companies():
     assert r.status_code == 200 and r.json()["company"]["id"] == other["company_id"], r.text
 
 
+def check_registration_share():
+    step("one address registers at most 10 clients an hour (others keep theirs)")
+    for _ in range(11):
+        r = httpx.post(f"{API}/oauth/register", json={"client_name": "Flood", "redirect_uris": [REDIRECT]})
+        if r.status_code != 201:
+            break
+    assert r.status_code == 429 and r.json()["error"] == "temporarily_unavailable", (r.status_code, r.text)
+    assert r.headers["retry-after"] == "3600", r.headers
+
+
 async def main():
     check_metadata()
     check_registration()
     check_flow()
     await check_sdk()
     check_several_companies()
+    check_registration_share()
     print("ok")
 
 

@@ -11,7 +11,10 @@ pub const ACCESS_TOKEN_SECS: i64 = 3600;
 /// How long a refresh token works after it was issued, in microseconds (30 days).
 pub const REFRESH_LIFETIME_MICROS: i64 = 30 * 24 * 3600 * 1_000_000;
 /// Registrations accepted per hour from everywhere together.
-pub const REGISTRATIONS_PER_HOUR: i64 = 100;
+pub const REGISTRATIONS_PER_HOUR: i64 = 1_000;
+/// Registrations allowed per client address in an hour, before the global bound: one
+/// address cannot use up the hour's registrations of everyone else.
+pub const REGISTRATIONS_PER_ADDRESS_PER_HOUR: i64 = 10;
 /// Registered clients kept at most (clients never used are dropped after a day).
 pub const MAX_CLIENTS: i64 = 10_000;
 

@@ -1,10 +1,12 @@
 //! `POST /oauth/register`: dynamic client registration (RFC 7591), public clients only.
 
+use std::net::{IpAddr, SocketAddr};
+
 use axum::{
-    Json,
+    Extension, Json,
     body::Bytes,
-    extract::State,
-    http::StatusCode,
+    extract::{ConnectInfo, State},
+    http::{HeaderMap, HeaderValue, StatusCode, header},
     response::{IntoResponse, Response},
 };
 use serde::Deserialize;
@@ -19,6 +21,8 @@ pub const MAX_REDIRECT_URIS: usize = 10;
 pub const MAX_REDIRECT_URI_LEN: usize = 2000;
 /// Longest client name, in characters.
 pub const MAX_NAME_CHARS: usize = 100;
+
+const HOUR_MICROS: i64 = 3600 * 1_000_000;
 
 /// The client metadata read (others are ignored, as RFC 7591 allows).
 #[derive(Debug, Deserialize)]
@@ -111,16 +115,38 @@ fn check(body: &[u8]) -> Result<(String, Vec<String>), Response> {
     Ok((name.to_owned(), uris))
 }
 
+/// The counter of registrations from one client address (a row of the sign-in attempts
+/// table, keyed by a hash like the sign-in's counters).
+fn address_key(client: Option<IpAddr>) -> String {
+    let client = client.map_or_else(|| "unknown".to_owned(), |c| c.to_string());
+    store::hash_secret(&format!("oauth-register:{client}"))
+}
+
 /// `POST /oauth/register`.
-pub async fn register(State(state): State<WebState>, body: Bytes) -> Response {
+pub async fn register(
+    State(state): State<WebState>,
+    connect: Option<Extension<ConnectInfo<SocketAddr>>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     let (name, uris) = match check(&body) {
         Ok(v) => v,
         Err(resp) => return resp,
     };
+    let peer = connect.map(|Extension(ConnectInfo(addr))| addr.ip());
+    let key = address_key(state.trusted_proxies.client(peer, &headers));
     let now = state.api.now().timestamp_micros();
     let done = async {
         let mut tx = state.api.db.begin_write().await?;
-        let registered = store::oauth::register(tx.conn(), &name, &uris, now).await?;
+        // One address first, then everyone: a single caller is stopped at its own share
+        // and cannot use up the hour's registrations of every other client.
+        let from_here =
+            store::web::reserve_attempt(tx.conn(), &key, now, now - HOUR_MICROS).await?;
+        let registered = if from_here > store::oauth::REGISTRATIONS_PER_ADDRESS_PER_HOUR {
+            store::oauth::Registered::Refused
+        } else {
+            store::oauth::register(tx.conn(), &name, &uris, now).await?
+        };
         tx.commit().await?;
         Ok::<_, sqlx::Error>(registered)
     }
@@ -128,11 +154,14 @@ pub async fn register(State(state): State<WebState>, body: Bytes) -> Response {
     let client = match done {
         Ok(store::oauth::Registered::Client(c)) => c,
         Ok(store::oauth::Registered::Refused) => {
-            return json_error(
+            let mut resp = json_error(
                 StatusCode::TOO_MANY_REQUESTS,
                 "temporarily_unavailable",
                 "Too many clients registered recently; try again in an hour.",
             );
+            resp.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("3600"));
+            return resp;
         }
         Err(e) => return server_error(e),
     };
