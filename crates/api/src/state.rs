@@ -38,6 +38,10 @@ pub struct ApiConfig {
     /// Webhook URLs may point to loopback, private and link-local addresses
     /// (`INVOICING_WEBHOOKS_ALLOW_PRIVATE=1`; tests and closed networks).
     pub webhooks_allow_private: bool,
+    /// The certificate Facturae documents are signed with (XAdES-EPES): the PKCS#12 of
+    /// `INVOICING_AEAT_CERT`. A company's Facturae is signed when this certificate names its
+    /// fiscal id; otherwise, or without one, it is served unsigned.
+    pub facturae_signer: Option<Arc<einvoice::xades::Signer>>,
 }
 
 /// Bounds that keep one company from starving the others (docs/RELIABILITY.md, "Attacks

@@ -537,6 +537,31 @@ impl Settings {
     }
 
     /// How the worker reaches the AEAT; `None` in mode `disabled` (nothing is sent).
+    /// The certificate Facturae documents are signed with: the AEAT's PKCS#12
+    /// (`INVOICING_AEAT_CERT`, `INVOICING_AEAT_CERT_PASSWORD`), read now so that a wrong
+    /// path or password stops the server at start.
+    pub fn facturae_signer(
+        &self,
+    ) -> anyhow::Result<Option<std::sync::Arc<einvoice::xades::Signer>>> {
+        let Some(path) = &self.aeat_cert else {
+            return Ok(None);
+        };
+        let der = std::fs::read(path).map_err(|e| {
+            anyhow::anyhow!("cannot read INVOICING_AEAT_CERT {}: {e}", path.display())
+        })?;
+        let signer = einvoice::xades::Signer::from_pkcs12(
+            &der,
+            self.aeat_cert_password.as_deref().unwrap_or_default(),
+        )
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "INVOICING_AEAT_CERT cannot sign Facturae: {e}; check \
+                 INVOICING_AEAT_CERT_PASSWORD and that the file holds the private key"
+            )
+        })?;
+        Ok(Some(std::sync::Arc::new(signer)))
+    }
+
     pub fn aeat(&self) -> anyhow::Result<Option<jobs::aeat::AeatSettings>> {
         let endpoint = match (self.aeat_mode()?, &self.aeat_endpoint) {
             (api::aeat::Mode::Disabled, _) => return Ok(None),

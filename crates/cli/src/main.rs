@@ -330,6 +330,7 @@ fn api_state(
             signature_trust: settings.signature_trust()?,
             ai_queue: settings.ai_queue()?,
             webhooks_allow_private: settings.webhooks_allow_private(),
+            facturae_signer: settings.facturae_signer()?,
         },
     ))
 }
@@ -420,6 +421,7 @@ async fn serve(
             signature_trust,
             ai_queue: settings.ai_queue()?,
             webhooks_allow_private: settings.webhooks_allow_private(),
+            facturae_signer: settings.facturae_signer()?,
         },
     );
     // The web app for people shares the API's state; its pages call the API in process.

@@ -16,6 +16,7 @@ mod documents;
 mod einvoice;
 mod entities;
 mod expense_import;
+mod facturae_signature;
 mod facturx;
 mod fairness;
 mod files;

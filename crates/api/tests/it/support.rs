@@ -260,6 +260,7 @@ impl TestApp {
                 ai_queue: api::gate::QueueLimits::default(),
                 // Test receivers listen on 127.0.0.1 (tests/it/webhooks.rs also checks it off).
                 webhooks_allow_private: true,
+                facturae_signer: None,
             },
         )
         .with_clock(Arc::new(move || {
@@ -580,6 +581,28 @@ impl TestApp {
                 ..ApiConfig::default()
             },
         ))
+    }
+}
+
+impl TestApp {
+    /// The same service (database, clock) with a certificate to sign Facturae with: a
+    /// second router, to put in `self.router`.
+    pub fn with_facturae_signer(&self, signer: Arc<einvoice::xades::Signer>) -> Router {
+        let read = self.clock.clone();
+        api::app(
+            AppState::new(
+                self.db.clone(),
+                ApiConfig {
+                    public_url: "http://invoicing.test".into(),
+                    secret_key: test_secret(),
+                    facturae_signer: Some(signer),
+                    ..ApiConfig::default()
+                },
+            )
+            .with_clock(Arc::new(move || {
+                read.lock().unwrap().unwrap_or_else(Utc::now)
+            })),
+        )
     }
 }
 

@@ -232,7 +232,13 @@ pub async fn attachment(
     }
     if name == format!("{}.xml", file_stem(&invoice)) {
         // The e-invoice in the recipient's format (else UBL), as GET .../einvoice serves it.
-        let (_, xml) = crate::routes::einvoice::recipient_xml(&mut db, &invoice).await?;
+        let (format, xml) = crate::routes::einvoice::recipient_xml(&mut db, &invoice).await?;
+        let xml = if format == einvoice::Format::Facturae {
+            let doc = crate::documents::of_row(&invoice)?;
+            crate::routes::einvoice::facturae_signature(state, &doc, xml)?.0
+        } else {
+            xml
+        };
         return Ok(("application/xml".into(), xml.into_bytes()));
     }
     Err(ApiError::Internal(anyhow::anyhow!(
