@@ -228,6 +228,38 @@ fn forms_csrf_and_escaping(db: TestDb) {
         );
     }
 
+    // Amounts are read in the supplier's currency when the form names none: 1000 JPY is 1000.
+    let (status, yen) = human_api(
+        server,
+        "POST",
+        "/v1/entities",
+        Some(
+            json!({"name": "Tokyo KK", "type": "JP:KK", "currency_code": "JPY",
+            "address": {"country": "JP"}}),
+        ),
+    );
+    assert_eq!(status, 201, "{yen}");
+    let yen_id = yen["id"].as_str().expect("id");
+    let recorded = b.post(
+        "/expenses",
+        &[
+            ("csrf", &csrf),
+            ("supplier_id", yen_id),
+            ("invoice_reference", "T-1"),
+            ("net", "1000"),
+        ],
+        None,
+    );
+    assert_eq!(recorded.status, 303, "{}", recorded.body);
+    let (_, listed) = human_api(
+        server,
+        "GET",
+        &format!("/v1/expenses?supplier_id={yen_id}"),
+        None,
+    );
+    assert_eq!(listed["data"][0]["currency_code"], "JPY", "{listed}");
+    assert_eq!(listed["data"][0]["total"], 1000, "{listed}");
+
     // The tax preview answers a fragment, escaped too.
     let preview = b.post(
         "/invoices/preview",

@@ -177,7 +177,8 @@ async fn submit(state: &WebState, headers: &HeaderMap, post: Post, id: Option<St
             "/expenses".to_owned(),
         ),
     };
-    let body = match body_of(&post) {
+    let currency = currency_of(state, &post).await;
+    let body = match body_of(&post, &currency) {
         Ok(b) => b,
         Err(e) => return again(state, headers, &post, &back, id.as_deref(), &e).await,
     };
@@ -278,8 +279,25 @@ fn values_of(e: &Value) -> HashMap<String, String> {
     v
 }
 
-/// The API body of the form; empty optional fields are left out.
-fn body_of(post: &Post) -> Result<Value, String> {
+/// The currency the amounts are typed in: the form's, else the supplier's.
+async fn currency_of(state: &WebState, post: &Post) -> String {
+    let given = post.field("currency_code");
+    if !given.is_empty() {
+        return given.to_ascii_uppercase();
+    }
+    let id = post.field("supplier_id");
+    if id.is_empty() {
+        return String::new();
+    }
+    client::get_json(state, &post.session, &format!("/v1/entities/{}", enc(id)))
+        .await
+        .map(|e| s(&e, "currency_code").to_owned())
+        .unwrap_or_default()
+}
+
+/// The API body of the form; empty optional fields are left out. Amounts are
+/// read in `currency` (its minor units).
+fn body_of(post: &Post, currency: &str) -> Result<Value, String> {
     let mut body = Map::new();
     body.insert("supplier_id".to_owned(), json!(post.field("supplier_id")));
     for (key, ..) in TEXT_FIELDS {
@@ -300,7 +318,6 @@ fn body_of(post: &Post) -> Result<Value, String> {
         }
     }
     if post.field("lines_kept") != "1" {
-        let currency = post.field("currency_code");
         let amount = |field: &str, what: &str| -> Result<Option<i64>, String> {
             let text = post.field(field);
             if text.is_empty() {
