@@ -159,8 +159,10 @@ fn forms_csrf_and_escaping(db: TestDb) {
         server,
         "POST",
         "/v1/expenses",
-        Some(json!({"supplier_id": id, "invoice_reference": "<b>R-1</b>",
-            "lines": [{"concept": "Paper", "subtotal": 1000}]})),
+        Some(
+            json!({"supplier_id": id, "invoice_reference": "<b>R-1</b>", "category": "office",
+            "lines": [{"concept": "Paper", "subtotal": 1000}]}),
+        ),
     );
     assert_eq!(status, 201, "{expense}");
     let exp = expense["id"].as_str().expect("id").to_owned();
@@ -227,6 +229,24 @@ fn forms_csrf_and_escaping(db: TestDb) {
             page.body
         );
     }
+
+    // An emptied category is cleared on an edit; the description left empty stays empty.
+    let edited = b.post(
+        &format!("/expenses/{exp}"),
+        &[
+            ("csrf", &csrf),
+            ("supplier_id", &id),
+            ("invoice_reference", "R-1"),
+            ("category", ""),
+            ("net", "10"),
+        ],
+        None,
+    );
+    assert_eq!(edited.status, 303, "{}", edited.body);
+    let (_, cleared) = human_api(server, "GET", &format!("/v1/expenses/{exp}"), None);
+    assert!(cleared["category"].is_null(), "{cleared}");
+    assert_eq!(cleared["invoice_reference"], "R-1");
+    assert_eq!(cleared["total"], 1000);
 
     // Amounts are read in the supplier's currency when the form names none: 1000 JPY is 1000.
     let (status, yen) = human_api(

@@ -178,7 +178,7 @@ async fn submit(state: &WebState, headers: &HeaderMap, post: Post, id: Option<St
         ),
     };
     let currency = currency_of(state, &post).await;
-    let body = match body_of(&post, &currency) {
+    let body = match body_of(&post, &currency, id.is_some()) {
         Ok(b) => b,
         Err(e) => return again(state, headers, &post, &back, id.as_deref(), &e).await,
     };
@@ -295,9 +295,10 @@ async fn currency_of(state: &WebState, post: &Post) -> String {
         .unwrap_or_default()
 }
 
-/// The API body of the form; empty optional fields are left out. Amounts are
+/// The API body of the form; empty optional fields are left out (on an edit
+/// an empty category or description clears it). Amounts are
 /// read in `currency` (its minor units).
-fn body_of(post: &Post, currency: &str) -> Result<Value, String> {
+fn body_of(post: &Post, currency: &str, update: bool) -> Result<Value, String> {
     let mut body = Map::new();
     body.insert("supplier_id".to_owned(), json!(post.field("supplier_id")));
     for (key, ..) in TEXT_FIELDS {
@@ -310,6 +311,10 @@ fn body_of(post: &Post, currency: &str) -> Result<Value, String> {
                 let day = chrono::NaiveDate::parse_from_str(v, "%Y-%m-%d")
                     .map_err(|_| format!("The date must be a day like 2026-11-28, not “{v}”."))?;
                 body.insert(key.to_string(), json!(format!("{day}T00:00:00Z")));
+            }
+            // On an edit an emptied category or description is cleared.
+            "category" | "description" if v.is_empty() && update => {
+                body.insert((*key).to_owned(), json!(""));
             }
             _ if v.is_empty() => {}
             _ => {
