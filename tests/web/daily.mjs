@@ -279,6 +279,7 @@ await scenario(async ({ cfg, page, shot, flash, api }) => {
   const got = await page.request.get(cfg.base + `/expenses/${expenseId}/receipt`);
   assert.equal(got.status(), 200);
   assert.equal(got.headers()["content-type"], "application/pdf");
+  assert.match(got.headers()["content-disposition"], /^attachment/);
   assert.ok(Buffer.from(await got.body()).equals(receipt), "the receipt comes back as sent");
   await page.getByLabel(/^Receipt file/).setInputFiles({ name: "notes.txt", mimeType: "text/plain", buffer: Buffer.from("not a receipt") });
   await page.getByRole("button", { name: "Replace the receipt" }).click();

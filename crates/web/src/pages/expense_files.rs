@@ -124,7 +124,7 @@ pub async fn put_receipt(
     after(&state, &back, answer, "The receipt is saved.")
 }
 
-/// `GET /expenses/{id}/receipt`: the stored file, as the API gives it.
+/// `GET /expenses/{id}/receipt`: the stored file with the API's type, as an attachment.
 pub async fn get_receipt(
     State(state): State<WebState>,
     signed: SignedIn,
@@ -143,7 +143,13 @@ pub async fn get_receipt(
         .get(header::CONTENT_TYPE)
         .cloned()
         .unwrap_or(HeaderValue::from_static("application/octet-stream"));
-    let disposition = answer.headers.get(header::CONTENT_DISPOSITION).cloned();
+    // Always a download: an imported XML file is never rendered on the app's origin.
+    let disposition = answer
+        .headers
+        .get(header::CONTENT_DISPOSITION)
+        .and_then(|d| d.to_str().ok())
+        .map(|d| d.replacen("inline", "attachment", 1))
+        .and_then(|d| HeaderValue::from_str(&d).ok());
     let mut resp = answer.bytes.into_response();
     let h = resp.headers_mut();
     h.insert(header::CONTENT_TYPE, kind);
