@@ -1,8 +1,9 @@
 // A person's daily work in the web app, in a real browser (Debian's Chromium
 // driven by playwright-core): add a customer with its e-invoice settings, find
 // it, write an invoice with the line editor and its tax preview, issue it after
-// the confirmation, record a payment, send it, download its e-invoice; an
-// unknown page answers an HTML page; the lists fit a phone.
+// the confirmation, record a payment, send it, download its e-invoice; record
+// an expense, upload its receipt, import the invoice's UBL file as an expense;
+// an unknown page answers an HTML page; the lists fit a phone.
 // Run by crates/cli/tests/web.rs (`WebFixture::run_script`); argument 1 is JSON
 // with the fixture's fields. Screenshots go to `artifacts`.
 
@@ -152,7 +153,8 @@ await scenario(async ({ cfg, page, shot, flash, api }) => {
     page.waitForEvent("download"),
     page.getByRole("button", { name: "Download e-invoice" }).click(),
   ]);
-  assert.ok((await readFile(await ubl.path())).toString().includes("urn:oasis:names:specification:ubl:schema:xsd:Invoice-2"));
+  const ublPath = await ubl.path();
+  assert.ok((await readFile(ublPath)).toString().includes("urn:oasis:names:specification:ubl:schema:xsd:Invoice-2"));
 
   step("correcting an issued invoice opens a corrective draft that reverses it");
   await page.goto(invoiceUrl);
@@ -220,6 +222,94 @@ await scenario(async ({ cfg, page, shot, flash, api }) => {
   await page.getByRole("button", { name: "Save settings" }).click();
   assert.equal(await flash(), "Nothing changed.", "an unchanged form changes nothing");
 
+  step("an expense is recorded, refused with what was typed kept, and edited");
+  const supplier = (await api("POST", "/v1/entities", { name: "Office Supplies Ltd", type: "IE:LTD", address: { country: "IE" } })).json;
+  await page.goto(cfg.base + "/review");
+  await page.getByRole("link", { name: "Expenses" }).click();
+  assert.match(await page.locator("main").innerText(), /No expense yet/);
+  await page.getByRole("link", { name: "New expense" }).click();
+  const fillExpense = async (number) => {
+    await page.getByLabel("Supplier", { exact: true }).selectOption({ label: "Office Supplies Ltd" });
+    await page.getByLabel("Supplier's invoice number").fill(number);
+    await page.getByLabel("Date").fill("2026-11-02");
+    await page.getByLabel(/^Category/).fill("office");
+    await page.getByLabel("What was bought").fill("Paper <i>A4</i>");
+    await page.getByLabel("Net amount (before tax)").fill("100");
+    await page.getByLabel("Tax charged (VAT), if any").fill("23.00");
+  };
+  await fillExpense("B-100");
+  await everyInputLabelled(page);
+  await shot("09-expense-new");
+  await page.getByRole("button", { name: "Record expense" }).click();
+  assert.equal(await flash(), "The expense is recorded.");
+  const expenseUrl = page.url();
+  const expenseId = expenseUrl.split("/").pop();
+  let expense = (await api("GET", `/v1/expenses/${expenseId}`)).json;
+  assert.equal(expense.supplier_id, supplier.id);
+  assert.equal(expense.invoice_reference, "B-100");
+  assert.equal(expense.expense_date.slice(0, 10), "2026-11-02");
+  assert.equal(expense.net_total, 10000);
+  assert.equal(expense.tax_total, 2300);
+  assert.equal(expense.total, 12300);
+  assert.equal(expense.lines[0].concept, "Paper <i>A4</i>");
+  assert.equal(expense.source, "manual");
+  await page.goto(cfg.base + "/expenses/new");
+  await fillExpense("B-100");
+  await page.getByRole("button", { name: "Record expense" }).click();
+  assert.match(await flash(), /B-100 is already recorded for this supplier/);
+  assert.equal(await page.getByLabel("Net amount (before tax)").inputValue(), "100");
+  assert.equal(await page.getByLabel("What was bought").inputValue(), "Paper <i>A4</i>");
+  await page.goto(expenseUrl);
+  assert.equal(await page.getByLabel("Tax charged (VAT), if any").inputValue(), "23.00");
+  await page.getByLabel(/^Category/).fill("stationery");
+  await page.getByLabel("Net amount (before tax)").fill("110.50");
+  await page.getByRole("button", { name: "Save changes" }).click();
+  assert.equal(await flash(), "Changes saved.");
+  expense = (await api("GET", `/v1/expenses/${expenseId}`)).json;
+  assert.equal(expense.category, "stationery");
+  assert.equal(expense.total, 13350);
+
+  step("a receipt is uploaded to the expense and downloads as it was sent");
+  const receipt = Buffer.from("%PDF-1.4\n% a receipt\n%%EOF\n");
+  assert.match(await page.locator("main").innerText(), /No receipt yet/);
+  await page.getByLabel(/^Receipt file/).setInputFiles({ name: "receipt.pdf", mimeType: "application/pdf", buffer: receipt });
+  await page.getByRole("button", { name: "Upload the receipt" }).click();
+  assert.equal(await flash(), "The receipt is saved.");
+  assert.equal((await api("GET", `/v1/expenses/${expenseId}`)).json.receipt.content_type, "application/pdf");
+  const got = await page.request.get(cfg.base + `/expenses/${expenseId}/receipt`);
+  assert.equal(got.status(), 200);
+  assert.equal(got.headers()["content-type"], "application/pdf");
+  assert.match(got.headers()["content-disposition"], /^attachment/);
+  assert.ok(Buffer.from(await got.body()).equals(receipt), "the receipt comes back as sent");
+  await page.getByLabel(/^Receipt file/).setInputFiles({ name: "notes.txt", mimeType: "text/plain", buffer: Buffer.from("not a receipt") });
+  await page.getByRole("button", { name: "Replace the receipt" }).click();
+  assert.match(await flash(), /must be a PDF, PNG, JPEG or WebP/);
+  assert.equal((await api("GET", `/v1/expenses/${expenseId}`)).json.receipt.size, receipt.length, "the receipt is kept");
+
+  step("a supplier's e-invoice is imported; a second import links to the expense it already is");
+  await page.goto(cfg.base + "/expenses");
+  await page.getByLabel(/^Import a supplier's e-invoice/).setInputFiles(ublPath);
+  await page.getByRole("button", { name: "Import e-invoice", exact: true }).click();
+  assert.equal(await flash(), "The e-invoice is imported as an expense.");
+  const importedId = page.url().split("/").pop();
+  const imported = (await api("GET", `/v1/expenses/${importedId}`)).json;
+  assert.equal(imported.source, "einvoice");
+  assert.equal(imported.total, inv.total);
+  assert.match(await page.locator("main").innerText(), /several lines|What was bought/);
+  await page.goto(cfg.base + "/expenses");
+  await page.getByLabel(/^Import a supplier's e-invoice/).setInputFiles(ublPath);
+  await page.getByRole("button", { name: "Import e-invoice", exact: true }).click();
+  assert.match(await flash(), new RegExp(`already recorded as expense ${importedId}`));
+  assert.equal(page.url(), cfg.base + `/expenses/${importedId}`, "the existing expense is shown");
+  await page.goto(cfg.base + "/expenses");
+  const expenseRows = page.locator("table.expenses tbody tr");
+  assert.equal(await expenseRows.count(), 2);
+  const listed = await page.locator("table.expenses").innerText();
+  assert.ok(listed.includes("Office Supplies Ltd") && listed.includes("B-100"), listed);
+  assert.ok(listed.includes("e-invoice") && listed.includes("manual"), listed);
+  assert.ok(listed.includes("133.50 EUR"), listed);
+  await shot("10-expenses");
+
   step("an unknown page is an HTML page with a way back; the app has an icon");
   const missing = await page.goto(cfg.base + "/no-such-page");
   assert.equal(missing.status(), 404);
@@ -231,6 +321,7 @@ await scenario(async ({ cfg, page, shot, flash, api }) => {
   step("the lists fit a phone, with the invoice total in view");
   await fitsAPhone(page, cfg, "/entities");
   await fitsAPhone(page, cfg, "/invoices");
+  await fitsAPhone(page, cfg, "/expenses");
   await page.setViewportSize({ width: 390, height: 844 });
   await page.goto(cfg.base + "/invoices");
   const cell = page.locator("table.invoices tbody tr td.num").first();

@@ -154,6 +154,132 @@ fn forms_csrf_and_escaping(db: TestDb) {
     assert_eq!(still["status"], "draft", "not issued");
     assert_eq!(still["lines"][0]["concept"], "Work", "not changed");
 
+    // The expense forms: the urlencoded ones and the multipart uploads alike.
+    let (status, expense) = human_api(
+        server,
+        "POST",
+        "/v1/expenses",
+        Some(
+            json!({"supplier_id": id, "invoice_reference": "<b>R-1</b>", "category": "office",
+            "lines": [{"concept": "Paper", "subtotal": 1000}]}),
+        ),
+    );
+    assert_eq!(status, 201, "{expense}");
+    let exp = expense["id"].as_str().expect("id").to_owned();
+    let expense_form = vec![
+        ("supplier_id", id.as_str()),
+        ("invoice_reference", "R-2"),
+        ("net", "5"),
+    ];
+    for path in ["/expenses".to_owned(), format!("/expenses/{exp}")] {
+        assert_eq!(
+            b.post(&path, &expense_form, None).status,
+            403,
+            "{path} without its token"
+        );
+        let mut with = expense_form.clone();
+        with.push(("csrf", &csrf));
+        assert_eq!(
+            b.post(&path, &with, Some("http://evil.example")).status,
+            403,
+            "{path} from another origin"
+        );
+    }
+    let pdf: &[u8] = b"%PDF-1.4\n%%EOF\n";
+    for path in [
+        format!("/expenses/{exp}/receipt"),
+        "/expenses/import".to_owned(),
+    ] {
+        let none = b.post_multipart(&path, &[], ("file", pdf), None);
+        assert_eq!(none.status, 403, "{path} without its token: {}", none.body);
+        let wrong = b.post_multipart(&path, &[("csrf", "not-the-token")], ("file", pdf), None);
+        assert_eq!(wrong.status, 403, "{path} with a wrong token");
+        let cross = b.post_multipart(
+            &path,
+            &[("csrf", &csrf)],
+            ("file", pdf),
+            Some("http://evil.example"),
+        );
+        assert_eq!(cross.status, 403, "{path} from another origin");
+    }
+    assert_eq!(count(server, "/v1/expenses"), 1, "no new expense");
+    let (_, still) = human_api(server, "GET", &format!("/v1/expenses/{exp}"), None);
+    assert!(still["receipt"].is_null(), "no receipt stored: {still}");
+    assert_eq!(still["invoice_reference"], "<b>R-1</b>", "not changed");
+    // With the token the upload is stored; the pages show user text as text.
+    let stored = b.post_multipart(
+        &format!("/expenses/{exp}/receipt"),
+        &[("csrf", &csrf)],
+        ("file", pdf),
+        None,
+    );
+    assert_eq!(stored.status, 303, "{}", stored.body);
+    let (_, with_receipt) = human_api(server, "GET", &format!("/v1/expenses/{exp}"), None);
+    assert_eq!(with_receipt["receipt"]["content_type"], "application/pdf");
+    for path in [
+        "/expenses".to_owned(),
+        "/expenses/new".to_owned(),
+        format!("/expenses/{exp}"),
+    ] {
+        let page = b.get(&path);
+        assert_eq!(page.status, 200, "{path}: {}", page.body);
+        assert!(
+            !page.body.contains("<script>alert") && !page.body.contains("<b>R-1"),
+            "{path} shows user text as text: {}",
+            page.body
+        );
+    }
+
+    // An emptied category is cleared on an edit; the description left empty stays empty.
+    let edited = b.post(
+        &format!("/expenses/{exp}"),
+        &[
+            ("csrf", &csrf),
+            ("supplier_id", &id),
+            ("invoice_reference", "R-1"),
+            ("category", ""),
+            ("net", "10"),
+        ],
+        None,
+    );
+    assert_eq!(edited.status, 303, "{}", edited.body);
+    let (_, cleared) = human_api(server, "GET", &format!("/v1/expenses/{exp}"), None);
+    assert!(cleared["category"].is_null(), "{cleared}");
+    assert_eq!(cleared["invoice_reference"], "R-1");
+    assert_eq!(cleared["total"], 1000);
+
+    // Amounts are read in the supplier's currency when the form names none: 1000 JPY is 1000.
+    let (status, yen) = human_api(
+        server,
+        "POST",
+        "/v1/entities",
+        Some(
+            json!({"name": "Tokyo KK", "type": "JP:KK", "currency_code": "JPY",
+            "address": {"country": "JP"}}),
+        ),
+    );
+    assert_eq!(status, 201, "{yen}");
+    let yen_id = yen["id"].as_str().expect("id");
+    let recorded = b.post(
+        "/expenses",
+        &[
+            ("csrf", &csrf),
+            ("supplier_id", yen_id),
+            ("invoice_reference", "T-1"),
+            ("net", "1000"),
+        ],
+        None,
+    );
+    assert_eq!(recorded.status, 303, "{}", recorded.body);
+    let (_, listed) = human_api(
+        server,
+        "GET",
+        &format!("/v1/expenses?supplier_id={yen_id}"),
+        None,
+    );
+    assert_eq!(listed["data"][0]["currency_code"], "JPY", "{listed}");
+    assert_eq!(listed["data"][0]["total"], 1000, "{listed}");
+
     // The tax preview answers a fragment, escaped too.
     let preview = b.post(
         "/invoices/preview",

@@ -162,6 +162,17 @@ pub fn router(state: WebState) -> Router {
             "/entities/{id}/delete",
             get(entities::delete_form).post(entities::delete),
         )
+        .route("/expenses", get(expenses::list).post(expenses::create))
+        .route("/expenses/new", get(expenses::new_form))
+        .route("/expenses/import", post(expense_files::import))
+        .route(
+            "/expenses/{id}",
+            get(expenses::edit_form).post(expenses::update),
+        )
+        .route(
+            "/expenses/{id}/receipt",
+            get(expense_files::get_receipt).post(expense_files::put_receipt),
+        )
         .route(
             "/invoices/new",
             get(invoice_form::new_form).post(invoice_form::create),

@@ -103,6 +103,48 @@ impl Browser {
         self.keep(resp)
     }
 
+    /// Posts a `multipart/form-data` form: text fields and one file field.
+    pub fn post_multipart(
+        &mut self,
+        path: &str,
+        fields: &[(&str, &str)],
+        file: (&str, &[u8]),
+        origin: Option<&str>,
+    ) -> Page {
+        let boundary = "----invoicing-test-boundary-7d3f";
+        let mut body = Vec::new();
+        for (name, value) in fields {
+            body.extend_from_slice(
+                format!(
+                    "--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n{value}\r\n"
+                )
+                .as_bytes(),
+            );
+        }
+        body.extend_from_slice(
+            format!(
+                "--{boundary}\r\nContent-Disposition: form-data; name=\"{}\"; filename=\"upload\"\r\nContent-Type: application/octet-stream\r\n\r\n",
+                file.0
+            )
+            .as_bytes(),
+        );
+        body.extend_from_slice(file.1);
+        body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+        let mut req = self
+            .agent
+            .post(format!("{}{path}", self.base))
+            .header("Cookie", self.cookie_header())
+            .header(
+                "Content-Type",
+                format!("multipart/form-data; boundary={boundary}"),
+            );
+        if let Some(o) = origin {
+            req = req.header("Origin", o);
+        }
+        let resp = req.send(&body[..]).expect("POST");
+        self.keep(resp)
+    }
+
     /// The CSRF token in the page's forms.
     pub fn csrf(page: &Page) -> String {
         let at = page

@@ -4,6 +4,8 @@ pub mod agreements;
 pub mod assets;
 pub mod dashboard;
 pub mod entities;
+pub mod expense_files;
+pub mod expenses;
 pub mod invoice_actions;
 pub mod invoice_form;
 pub mod invoices;
@@ -129,6 +131,7 @@ const NAV: &[(&str, &str, &str)] = &[
     ("review", "/review", "Review queue"),
     ("invoices", "/invoices", "Invoices"),
     ("entities", "/entities", "Customers"),
+    ("expenses", "/expenses", "Expenses"),
     ("dashboard", "/dashboard", "Dashboard"),
     ("tokens", "/tokens", "API tokens"),
     ("members", "/members", "Members"),
