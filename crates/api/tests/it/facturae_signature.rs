@@ -24,7 +24,14 @@ fn pem_der(pem: &str) -> Vec<u8> {
 fn rsa_key() -> String {
     let dir = tempfile::tempdir().unwrap();
     let out = Command::new("openssl")
-        .args(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out"])
+        .args([
+            "genpkey",
+            "-algorithm",
+            "RSA",
+            "-pkeyopt",
+            "rsa_keygen_bits:2048",
+            "-out",
+        ])
         .arg(dir.path().join("key.pem"))
         .output()
         .expect("openssl is required (scripts/test installs it)");
@@ -37,8 +44,8 @@ fn signer(ca: &TestCa, fiscal_id: &str, key: KeyKind) -> Arc<einvoice::xades::Si
     let mut spec = CertSpec::representative("12345678Z", fiscal_id);
     spec.key = key;
     let cert = ca.issue(spec);
-    let signer = einvoice::xades::Signer::new(&pem_der(&cert.key_pem()), cert.cert_der())
-        .expect("a signer");
+    let signer =
+        einvoice::xades::Signer::new(&pem_der(&cert.key_pem()), cert.cert_der()).expect("a signer");
     Arc::new(signer)
 }
 
@@ -89,7 +96,10 @@ db_test!(facturae_is_signed_with_the_companys_certificate, |app| {
     app.router = app.with_facturae_signer(signer(&ca, "B12345674", KeyKind::P256));
     let r = einvoice(&app, &id, Some("facturae")).await.expect(200);
     assert_eq!(r.headers["x-invoicing-signature"], "none");
-    assert!(r.body == plain.body, "another company's certificate signed it");
+    assert!(
+        r.body == plain.body,
+        "another company's certificate signed it"
+    );
 
     let mut files = Vec::new();
     for (name, key) in [("rsa", KeyKind::Rsa(rsa_key())), ("p256", KeyKind::P256)] {
@@ -121,11 +131,17 @@ db_test!(facturae_is_signed_with_the_companys_certificate, |app| {
         let (ok, report) = xmlsec_verifies(&ca, &r.body);
         assert!(ok, "{name}: xmlsec1 does not verify it:\n{report}\n{xml}");
         // A tampered document fails: an amount, or the signing time.
-        for (from, to) in [(">300.00<", ">3000.00<"), ("<xades:SigningTime>20", "<xades:SigningTime>19")] {
+        for (from, to) in [
+            (">300.00<", ">3000.00<"),
+            ("<xades:SigningTime>20", "<xades:SigningTime>19"),
+        ] {
             assert!(xml.contains(from), "{name}: {from}:\n{xml}");
             let tampered = xml.replacen(from, to, 1);
             let (ok, report) = xmlsec_verifies(&ca, tampered.as_bytes());
-            assert!(!ok, "{name}: a tampered document verifies ({from}):\n{report}");
+            assert!(
+                !ok,
+                "{name}: a tampered document verifies ({from}):\n{report}"
+            );
         }
         // Another CA's trust: refused.
         let (ok, _) = xmlsec_verifies(&TestCa::root("Other Root"), &r.body);
