@@ -119,7 +119,8 @@ pub(crate) async fn recipient_xml(
         (status = 200, description = "The e-invoice: `application/xml`, or for `facturx` the \
             Factur-X PDF (`application/pdf`, PDF/A-3b with the EN 16931 CII attached as \
             `factur-x.xml`, the same bytes as `GET /v1/invoices/{id}/pdf`). `X-Einvoice-Format` \
-            names the format; for `facturae`, `X-Facturae-Signed: false` says it is unsigned.",
+            names the format; for `facturae`, `X-Invoicing-Signature` says whether it is signed \
+            (`xades-epes`: the service's certificate names the seller) or not (`none`).",
             content_type = "application/xml", body = String),
         (status = 400, description = "An unknown format, or an invoice that cannot be valid in \
             that format: the message names the business rule and the field to set (for \
