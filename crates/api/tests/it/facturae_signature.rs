@@ -104,7 +104,7 @@ db_test!(facturae_is_signed_with_the_companys_certificate, |app| {
     let mut files = Vec::new();
     for (name, key) in [("rsa", KeyKind::Rsa(rsa_key())), ("p256", KeyKind::P256)] {
         // The company's own certificate (its fiscal id is IE6388047V).
-        app.router = app.with_facturae_signer(signer(&ca, "VATIE-IE6388047V", key));
+        app.router = app.with_facturae_signer(signer(&ca, "IE6388047V", key));
         let r = einvoice(&app, &id, Some("facturae")).await.expect(200);
         assert_eq!(r.headers["x-invoicing-signature"], "xades-epes", "{name}");
         assert_eq!(r.headers["x-facturae-signed"], "true", "{name}");
