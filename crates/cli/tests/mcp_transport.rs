@@ -2,7 +2,9 @@
 //! transport specification requires beyond what the official client exercises
 //! (`mcp.rs`). Origins are checked against DNS rebinding from web pages, a body that
 //! is not JSON-RPC gets a JSON-RPC error with `400`, undeclared capabilities answer
-//! "method not found", and tools declare the shape of what they return.
+//! "method not found", and tools declare the shape of what they return. Then the official
+//! conformance suite (`@modelcontextprotocol/conformance`, installed by scripts/test into
+//! tests/web) runs the scenarios that apply to this server.
 
 mod common;
 
@@ -205,4 +207,82 @@ fn mcp_transport_conformance_on_sqlite() {
 #[test]
 fn mcp_transport_conformance_on_postgres() {
     check(TestDb::postgres());
+}
+
+/// The official conformance suite's scenarios that apply to this server. The others need
+/// the suite's own test tools, resources and prompts (`test_simple_text`, `test://...`)
+/// or capabilities the server does not declare (logging, completions, subscriptions,
+/// sampling, elicitation), and fail for that reason only (docs/MCP.md).
+const OFFICIAL_SCENARIOS: &[&str] = &[
+    "server-initialize",
+    "ping",
+    "tools-list",
+    "resources-list",
+    "dns-rebinding-protection",
+];
+
+fn official_suite(db: TestDb) {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let suite = format!("{root}/tests/web/node_modules/.bin/conformance");
+    assert!(
+        std::path::Path::new(&suite).exists(),
+        "{suite} is missing: scripts/test installs it (npm ci in tests/web)"
+    );
+    let server = Server::start(
+        &db,
+        &["serve", "--bootstrap", "--company-name", "Suite Ltd"],
+    );
+    let boot = server.bootstrap.clone().expect("bootstrap JSON");
+    let token = boot["mcp_token"].as_str().expect("mcp token").to_owned();
+    let mcp = server.mcp_url();
+    let origin = mcp.trim_end_matches("/mcp").to_owned();
+    // The suite sends no Authorization header: a proxy adds the token and nothing else.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let port_file = dir.path().join("port");
+    let mut proxy = std::process::Command::new("node")
+        .arg(format!("{root}/tests/mcp/conformance_proxy.mjs"))
+        .arg(&port_file)
+        .arg(&origin)
+        .arg(&token)
+        .spawn()
+        .expect("node runs the proxy");
+    let mut port = String::new();
+    for _ in 0..100 {
+        port = std::fs::read_to_string(&port_file).unwrap_or_default();
+        if !port.is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(!port.is_empty(), "the proxy did not start");
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    for scenario in OFFICIAL_SCENARIOS {
+        let out = std::process::Command::new(&suite)
+            .args(["server", "--url", &url, "--scenario", scenario])
+            .output()
+            .expect("the conformance suite runs");
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            out.status.success() && text.contains(" 0 failed"),
+            "{scenario}: {text}"
+        );
+        assert!(!text.contains("FAILURE"), "{scenario}: {text}");
+    }
+    let _ = proxy.kill();
+    let _ = proxy.wait();
+    assert!(server.stop().success(), "graceful exit with the MCP child");
+}
+
+#[test]
+fn official_conformance_suite_passes_its_scenarios_on_sqlite() {
+    official_suite(TestDb::sqlite());
+}
+
+#[test]
+fn official_conformance_suite_passes_its_scenarios_on_postgres() {
+    official_suite(TestDb::postgres());
 }
