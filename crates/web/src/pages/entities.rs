@@ -292,10 +292,7 @@ async fn again(
 ) -> Response {
     let signed = SignedIn(post.session.clone());
     let mut ctx = Ctx::new(state, &signed, headers, "entities").await;
-    ctx.flash = Some(super::Flash {
-        kind: "error".to_owned(),
-        text: error.to_owned(),
-    });
+    ctx.flash = Some(super::Flash::error(error));
     let title = if id.is_some() {
         "Customer or supplier"
     } else {

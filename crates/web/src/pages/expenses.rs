@@ -219,10 +219,7 @@ async fn again(
 ) -> Response {
     let signed = SignedIn(post.session.clone());
     let mut ctx = Ctx::new(state, &signed, headers, "expenses").await;
-    ctx.flash = Some(super::Flash {
-        kind: "error".to_owned(),
-        text: error.to_owned(),
-    });
+    ctx.flash = Some(super::Flash::error(error));
     let current = match id {
         Some(id) => client::get_json(state, &post.session, &format!("/v1/expenses/{}", enc(id)))
             .await

@@ -321,10 +321,7 @@ async fn submit(state: &WebState, headers: &HeaderMap, post: Post, id: Option<St
             client::call(state, &post.session, method, &path, Some(&body)).await
         }
         Err(e) => {
-            ctx.flash = Some(Flash {
-                kind: "error".into(),
-                text: e,
-            });
+            ctx.flash = Some(Flash::error(&e));
             let mut resp = page(&ctx, title, &action, &draft, 1, None).await;
             *resp.status_mut() = StatusCode::BAD_REQUEST;
             return resp;
@@ -351,10 +348,7 @@ async fn submit(state: &WebState, headers: &HeaderMap, post: Post, id: Option<St
             )
         }
         Ok(a) => {
-            ctx.flash = Some(Flash {
-                kind: "error".into(),
-                text: a.message(),
-            });
+            ctx.flash = Some(Flash::error(&a.message()));
             let mut resp = page(&ctx, title, &action, &draft, 1, None).await;
             *resp.status_mut() = StatusCode::BAD_REQUEST;
             resp

@@ -123,10 +123,7 @@ pub async fn submit(State(state): State<WebState>, req: Request) -> Response {
     let refused = |status: StatusCode, text: String| {
         login_page(
             &state,
-            Some(Flash {
-                kind: "error".into(),
-                text,
-            }),
+            Some(Flash::error(&text)),
             Some(&next),
             &email,
             status,

@@ -39,12 +39,24 @@ pub struct Flash {
     pub text: String,
 }
 
+impl Flash {
+    /// A message of `kind`, cut to 1,000 characters (an API answer can be long).
+    pub fn new(kind: &str, text: &str) -> Self {
+        Self {
+            kind: kind.to_owned(),
+            text: text.chars().take(1000).collect(),
+        }
+    }
+
+    /// An error message: what the page shows above a form handed back to be corrected.
+    pub fn error(text: &str) -> Self {
+        Self::new("error", text)
+    }
+}
+
 /// Redirects to `to` with a message for the page there.
 pub fn redirect_with(state: &WebState, to: &str, kind: &str, text: &str) -> Response {
-    let flash = Flash {
-        kind: kind.to_owned(),
-        text: text.chars().take(1000).collect(),
-    };
+    let flash = Flash::new(kind, text);
     let value = URL_SAFE_NO_PAD.encode(serde_json::to_vec(&flash).unwrap_or_default());
     let mut resp = Redirect::to(to).into_response();
     if let Ok(v) = HeaderValue::from_str(&set_cookie(state, FLASH_COOKIE, &value, 60)) {

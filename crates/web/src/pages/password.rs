@@ -74,10 +74,7 @@ pub async fn password_submit(State(state): State<WebState>, post: AnyPost) -> Re
             &state,
             session,
             next,
-            Some(Flash {
-                kind: "error".into(),
-                text,
-            }),
+            Some(Flash::error(&text)),
             StatusCode::BAD_REQUEST,
         )
     };
@@ -117,12 +114,10 @@ pub async fn password_submit(State(state): State<WebState>, post: AnyPost) -> Re
                 &state,
                 session,
                 next,
-                Some(Flash {
-                    kind: "error".into(),
-                    text: "The service is checking many passwords right now. Try again in a \
-                           few seconds."
-                        .into(),
-                }),
+                Some(Flash::error(
+                    "The service is checking many passwords right now. Try again in a few \
+                     seconds.",
+                )),
                 StatusCode::SERVICE_UNAVAILABLE,
             ));
         }
