@@ -11,6 +11,8 @@
 
 pub mod build;
 pub mod model;
+#[cfg(feature = "samples")]
+pub mod samples;
 pub mod stored;
 pub mod vat;
 
