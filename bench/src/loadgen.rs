@@ -5,9 +5,9 @@
 //! "pdf_invoices","pdf_500_invoices","pdf_snippet_invoices"}`. With `--pdf-invoices K` it
 //! also issues an invoice of 500 lines (`invoice_500`), K more issued invoices of each size
 //! (the two lists), and K+1 one-page invoices to a customer whose template has a footer
-//! snippet, which the `pdf`, `pdf_500` and `pdf_snippet` scenarios go round (see `op`). Seed those into a company of
-//! their own: 500-line invoices on the first list page would make `list_page` measure
-//! their size. `loadgen run --base URL --scenario S --companies FILE
+//! snippet, which the `pdf`, `pdf_500`, `pdf_snippet`, `facturx` and `ubl` scenarios go round
+//! (see `op`). Seed those into a company of their own: 500-line invoices on the first list
+//! page would make `list_page` measure their size. `loadgen run --base URL --scenario S --companies FILE
 //! [--seconds N] [--concurrency C] [--warmup W] [--rate R] [--drafts D]` drives one
 //! scenario with C threads (each on its own keep-alive connection, spread over the
 //! companies), after W untimed requests, and prints one JSON line: requests, errors,
@@ -320,6 +320,28 @@ fn op(
             let id = nth(&c.invoice, &c.pdf_invoices, turn);
             pdf_ok(http, c, &format!("{base}/v1/invoices/{id}/pdf"))?
         }
+        // The e-invoices of the one-page invoices: the Factur-X PDF (the same bytes as
+        // `pdf`, asked for as an e-invoice, so an invoice that could not be a Factur-X
+        // counts as an error) and the UBL.
+        "facturx" => {
+            let id = nth(&c.invoice, &c.pdf_invoices, turn);
+            pdf_ok(
+                http,
+                c,
+                &format!("{base}/v1/invoices/{id}/einvoice?format=facturx"),
+            )?
+        }
+        "ubl" => {
+            let id = nth(&c.invoice, &c.pdf_invoices, turn);
+            let (status, body) = send_raw(
+                http,
+                c,
+                "GET",
+                &format!("{base}/v1/invoices/{id}/einvoice?format=ubl"),
+                None,
+            )?;
+            status == 200 && body.starts_with(b"<?xml")
+        }
         "pdf_500" => {
             anyhow::ensure!(
                 !c.invoice_500.is_empty(),
@@ -368,6 +390,7 @@ fn op(
         "ceiling_read" => ok(send(http, c, "GET", &format!("{base}/read"), None)?.0),
         "ceiling_write" => ok(send(http, c, "POST", &format!("{base}/write"), None)?.0),
         "ceiling_read_write" => ok(send(http, c, "POST", &format!("{base}/read-write"), None)?.0),
+        "ceiling_write_store" => ok(send(http, c, "POST", &format!("{base}/write-store"), None)?.0),
         other => anyhow::bail!("unknown scenario {other}"),
     })
 }
