@@ -220,14 +220,13 @@ impl Db {
             ),
             None => None,
         };
-        let tx = match self.backend {
-            Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
-            Backend::Postgres => self.pool.begin().await?,
-        };
-        Ok(WriteTx {
-            tx,
-            _permit: permit,
-        })
+        match self.backend {
+            Backend::Sqlite => WriteTx::sqlite(self.pool.acquire().await?, permit).await,
+            Backend::Postgres => Ok(WriteTx {
+                inner: Some(Inner::Sqlx(self.pool.begin().await?)),
+                permit,
+            }),
+        }
     }
 
     /// Closes every connection of the pool.
@@ -435,24 +434,113 @@ async fn checkpoint(conn: &mut AnyConnection) -> sqlx::Result<(i64, i64)> {
 
 /// A write transaction; dropping it without [`WriteTx::commit`] rolls it back.
 pub struct WriteTx {
-    tx: Transaction<'static, Any>,
-    _permit: Option<OwnedSemaphorePermit>,
+    inner: Option<Inner>,
+    /// SQLite's in-process writer gate, held until the transaction has ended.
+    permit: Option<OwnedSemaphorePermit>,
+}
+
+enum Inner {
+    /// PostgreSQL: sqlx's transaction.
+    Sqlx(Transaction<'static, Any>),
+    /// SQLite: `BEGIN IMMEDIATE`, `COMMIT` and `ROLLBACK` sent as plain statements on a pooled
+    /// connection. sqlx's own transaction commands make the connection's thread wait after
+    /// each until the request's task has taken the answer (a rendezvous: two more thread
+    /// switches, about a third of a write's time under the writer on two cores); a plain
+    /// statement's answer is queued and the thread goes on. sqlx then does not know the
+    /// connection is in a transaction, so this type ends it on every path: commit,
+    /// rollback, or, when dropped unfinished, a rollback sent from a task that keeps the
+    /// writer gate until it is done (the connection is closed instead, which rolls back too,
+    /// when that cannot be sent).
+    Sqlite(PoolConnection<Any>),
 }
 
 impl WriteTx {
+    async fn sqlite(
+        mut conn: PoolConnection<Any>,
+        permit: Option<OwnedSemaphorePermit>,
+    ) -> sqlx::Result<Self> {
+        conn.execute("BEGIN IMMEDIATE").await?;
+        Ok(Self {
+            inner: Some(Inner::Sqlite(conn)),
+            permit,
+        })
+    }
+
     /// Makes the transaction's changes durable.
-    pub async fn commit(self) -> sqlx::Result<()> {
-        self.tx.commit().await
+    pub async fn commit(mut self) -> sqlx::Result<()> {
+        match self.inner.take() {
+            Some(Inner::Sqlx(tx)) => tx.commit().await,
+            Some(Inner::Sqlite(mut conn)) => match conn.execute("COMMIT").await {
+                Ok(_) => Ok(()),
+                Err(e) => {
+                    // Whatever state the failed commit left, the connection is not reused.
+                    conn.close_on_drop();
+                    Err(e)
+                }
+            },
+            None => Ok(()),
+        }
     }
 
     /// Undoes the transaction's changes.
-    pub async fn rollback(self) -> sqlx::Result<()> {
-        self.tx.rollback().await
+    pub async fn rollback(mut self) -> sqlx::Result<()> {
+        match self.inner.take() {
+            Some(Inner::Sqlx(tx)) => tx.rollback().await,
+            Some(Inner::Sqlite(mut conn)) => rollback_sqlite(&mut conn).await,
+            None => Ok(()),
+        }
     }
 
     /// The connection the transaction runs on.
     pub fn conn(&mut self) -> &mut sqlx::AnyConnection {
-        &mut self.tx
+        match self.inner.as_mut() {
+            Some(Inner::Sqlx(tx)) => tx,
+            Some(Inner::Sqlite(conn)) => conn,
+            // Only `commit` and `rollback` take it, and they consume `self`.
+            None => unreachable!("a write transaction is used after it ended"),
+        }
+    }
+}
+
+/// Rolls a SQLite transaction back; a connection that cannot be rolled back is closed
+/// (which rolls it back) rather than returned to the pool inside the transaction.
+async fn rollback_sqlite(conn: &mut PoolConnection<Any>) -> sqlx::Result<()> {
+    match conn.execute("ROLLBACK").await {
+        Ok(_) => Ok(()),
+        // SQLite ended it already (it rolls back by itself after some errors, such as a
+        // full disk): nothing is left to undo.
+        Err(e) if !conn_in_transaction(&e) => Ok(()),
+        Err(e) => {
+            conn.close_on_drop();
+            Err(e)
+        }
+    }
+}
+
+/// Whether a failed `ROLLBACK` may have left the transaction open: anything but SQLite's
+/// "no transaction is active".
+fn conn_in_transaction(e: &sqlx::Error) -> bool {
+    !matches!(e, sqlx::Error::Database(db) if db.message().contains("no transaction is active"))
+}
+
+impl Drop for WriteTx {
+    fn drop(&mut self) {
+        let Some(Inner::Sqlite(mut conn)) = self.inner.take() else {
+            // sqlx's transaction rolls itself back when dropped.
+            return;
+        };
+        let permit = self.permit.take();
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(async move {
+                    if let Err(e) = rollback_sqlite(&mut conn).await {
+                        tracing::warn!(error = %e, "rolling back an abandoned write transaction failed; its connection is closed");
+                    }
+                    drop(permit);
+                });
+            }
+            Err(_) => conn.close_on_drop(),
+        }
     }
 }
 
@@ -686,6 +774,102 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(count, 1 + 48 + n);
+        db.close().await;
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    /// Rows in the blob table, read through the pool.
+    async fn blobs(db: &Db) -> i64 {
+        sqlx::query_scalar("SELECT COUNT(*) FROM blobs")
+            .fetch_one(db.pool())
+            .await
+            .unwrap()
+    }
+
+    /// Every pooled connection begins a transaction of its own: none was handed back to the
+    /// pool still inside one (sqlx does not know of the SQLite transactions `WriteTx` opens
+    /// with plain statements).
+    async fn no_connection_left_in_a_transaction(db: &Db) {
+        let mut held = Vec::new();
+        for _ in 0..8 {
+            let mut conn = db.pool().acquire().await.unwrap();
+            conn.execute("BEGIN")
+                .await
+                .expect("a pooled connection was left in a transaction");
+            conn.execute("ROLLBACK").await.unwrap();
+            held.push(conn);
+        }
+    }
+
+    /// SQLite write transactions are ended on every path: committed, rolled back, failed
+    /// and rolled back, or dropped unfinished (rolled back by a task that holds the writer
+    /// gate until it is done), and no connection goes back to the pool inside one.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sqlite_write_transactions_end_on_every_path() {
+        let (dir, _file, db) = blob_db("tx").await;
+        write_blob(&db, 10).await;
+        assert_eq!(blobs(&db).await, 1);
+
+        // Rolled back: nothing stays.
+        let mut tx = db.begin_write().await.unwrap();
+        sqlx::query("INSERT INTO blobs (data) VALUES ('gone')")
+            .execute(tx.conn())
+            .await
+            .unwrap();
+        tx.rollback().await.unwrap();
+        assert_eq!(blobs(&db).await, 1);
+
+        // A statement fails inside; the transaction is rolled back and what came before it
+        // is undone too.
+        let mut tx = db.begin_write().await.unwrap();
+        sqlx::query("INSERT INTO blobs (data) VALUES ('before')")
+            .execute(tx.conn())
+            .await
+            .unwrap();
+        assert!(
+            sqlx::query("INSERT INTO blobs (data) VALUES (NULL)")
+                .execute(tx.conn())
+                .await
+                .is_err()
+        );
+        tx.rollback().await.unwrap();
+        assert_eq!(blobs(&db).await, 1);
+
+        // Dropped unfinished (a request cancelled mid-way): rolled back, and the next writer
+        // waits for that rather than failing on a lock.
+        {
+            let mut tx = db.begin_write().await.unwrap();
+            sqlx::query("INSERT INTO blobs (data) VALUES ('dropped')")
+                .execute(tx.conn())
+                .await
+                .unwrap();
+        }
+        write_blob(&db, 20).await;
+        assert_eq!(blobs(&db).await, 2);
+
+        // Many writers at once, some of them abandoned: only the committed ones stay.
+        let tasks: Vec<_> = (0..40)
+            .map(|i| {
+                let db = db.clone();
+                tokio::spawn(async move {
+                    let mut tx = db.begin_write().await.unwrap();
+                    sqlx::query("INSERT INTO blobs (data) VALUES ($1)")
+                        .bind(format!("w{i}"))
+                        .execute(tx.conn())
+                        .await
+                        .unwrap();
+                    if i % 2 == 0 {
+                        tx.commit().await.unwrap();
+                    }
+                })
+            })
+            .collect();
+        for t in tasks {
+            t.await.unwrap();
+        }
+        write_blob(&db, 30).await;
+        assert_eq!(blobs(&db).await, 2 + 20 + 1);
+        no_connection_left_in_a_transaction(&db).await;
         db.close().await;
         let _ = std::fs::remove_dir_all(dir);
     }
