@@ -61,14 +61,18 @@ pub(crate) const COLUMNS: &str = "id, company_id, recipient_id, series, status, 
 
 /// Stores a new draft with the next draft number of its `order_year`, taken from the
 /// `draft` series of `document_counters` ([`crate::counters::next`]'s counter) by the same
-/// round trip that inserts the row; returns the number. While SQLite's single writer is
+/// round trip that inserts the row; returns the number and the company's enabled webhook
+/// endpoints ([`NumberedDraft`]). While SQLite's single writer is
 /// held, each statement is a hand-off to the connection's thread and back: this is one.
 ///
 /// The counter and the insert go as one batch on SQLite (the insert reads the counter the
 /// upsert just moved) and as one statement on PostgreSQL (the insert takes the number the
 /// upsert returns: statements of one `WITH` share a snapshot, so reading the table there
 /// would see the old value, and under concurrency a stale one).
-pub async fn insert_numbered_draft(conn: &mut AnyConnection, r: &InvoiceRow) -> sqlx::Result<i64> {
+pub async fn insert_numbered_draft(
+    conn: &mut AnyConnection,
+    r: &InvoiceRow,
+) -> sqlx::Result<NumberedDraft> {
     let year = r.order_year.unwrap_or_default();
     let counter = "INSERT INTO document_counters (company_id, series, year, next_number) \
          VALUES ($37, 'draft', $38, 2) ON CONFLICT (company_id, series, year) \
@@ -90,8 +94,9 @@ pub async fn insert_numbered_draft(conn: &mut AnyConnection, r: &InvoiceRow) -> 
         })
         .collect();
     let insert = format!(
-        "INSERT INTO invoices ({COLUMNS}) VALUES ({}) RETURNING order_number",
-        values.join(", ")
+        "INSERT INTO invoices ({COLUMNS}) VALUES ({}) RETURNING order_number, {}",
+        values.join(", "),
+        crate::webhooks::enabled_endpoints("$37")
     );
     let sql = if postgres {
         format!("WITH counter AS ({counter} RETURNING next_number - 1 AS number) {insert}")
@@ -106,7 +111,21 @@ pub async fn insert_numbered_draft(conn: &mut AnyConnection, r: &InvoiceRow) -> 
         .fetch_all(conn)
         .await?;
     let last = rows.last().ok_or(sqlx::Error::RowNotFound)?;
-    sqlx::Row::try_get::<Option<i64>, _>(last, 0)?.ok_or(sqlx::Error::RowNotFound)
+    Ok(NumberedDraft {
+        order_number: sqlx::Row::try_get::<Option<i64>, _>(last, 0)?
+            .ok_or(sqlx::Error::RowNotFound)?,
+        webhook_endpoints: sqlx::Row::try_get(last, 1)?,
+    })
+}
+
+/// What [`insert_numbered_draft`] stored.
+#[derive(Debug, Clone, Copy)]
+pub struct NumberedDraft {
+    /// The draft's number in its year.
+    pub order_number: i64,
+    /// The company's enabled webhook endpoints in the same transaction (for
+    /// [`crate::webhooks::emit_counted`]).
+    pub webhook_endpoints: i64,
 }
 
 /// The condition that finds one draft of a company, `$1` the company and `$2` the id, by
@@ -173,13 +192,14 @@ pub async fn update(conn: &mut AnyConnection, r: &InvoiceRow) -> sqlx::Result<()
 
 /// Stores a just-issued invoice with the next number of its series in its year, its
 /// reference and the dashboard rollups; fills in `r.invoice_number` and `r.reference` as
-/// stored. `false`: not stored, see below.
+/// stored and returns the company's enabled webhook endpoints in the same transaction (for
+/// [`crate::webhooks::emit_counted`]). `None`: not stored, see below.
 ///
 /// `r` is the draft as it was read (its `updated_at` says which version) with the issued
 /// columns filled in but for the number and reference; `first` is the series' first
 /// number of a new year and `reference` the parts of the year's reference
 /// ([`domain::reference::ReferenceFormat::parts`]). It is stored only if the draft is
-/// still a draft in that version. `false` means it was issued or changed meanwhile: the
+/// still a draft in that version. `None` means it was issued or changed meanwhile: the
 /// counter and the rollups were written anyway, so the caller must roll the transaction
 /// back. Checking here instead of locking the draft first saves a statement while the
 /// writer is held.
@@ -197,7 +217,7 @@ pub async fn store_issued(
     r: &mut InvoiceRow,
     first: i64,
     reference: &[ReferencePart],
-) -> sqlx::Result<bool> {
+) -> sqlx::Result<Option<i64>> {
     let year = r.invoice_year.unwrap_or_default();
     let mut batch = Batch::new();
     let numbered_here = !conn.backend_name().eq_ignore_ascii_case("postgresql");
@@ -227,14 +247,14 @@ pub async fn store_issued(
         },
         stamp,
     );
-    match batch.fetch_optional_row::<(i64, String)>(conn).await? {
-        Some((number, reference)) => {
+    match batch.fetch_optional_row::<(i64, String, i64)>(conn).await? {
+        Some((number, reference, endpoints)) => {
             r.invoice_number = Some(number);
             r.reference = Some(reference);
             r.updated_at = Some(stamp);
-            Ok(true)
+            Ok(Some(endpoints))
         }
-        None => Ok(false),
+        None => Ok(None),
     }
 }
 
@@ -304,7 +324,9 @@ fn push_update(batch: &mut Batch, r: &InvoiceRow, update: Update<'_>, updated_at
     let sql = if matches!(update, Update::Issued { .. }) {
         format!(
             "{sql} WHERE {DRAFT_BY_ID} AND (recipient_id = $3) IS TRUE \
-             AND COALESCE(updated_at, 0) = COALESCE($30, 0) RETURNING invoice_number, reference"
+             AND COALESCE(updated_at, 0) = COALESCE($30, 0) \
+             RETURNING invoice_number, reference, {}",
+            crate::webhooks::enabled_endpoints("$1")
         )
     } else {
         format!("{sql} WHERE company_id = $1 AND id = $2")

@@ -172,8 +172,16 @@ pub async fn store_new_draft(
     row: &mut store::invoices::InvoiceRow,
 ) -> AppResult<()> {
     row.order_year = Some(i64::from(chrono::Datelike::year(&svc.now())));
-    row.order_number = Some(store::invoices::insert_numbered_draft(conn, row).await?);
-    crate::routes::webhooks::emit_invoice(conn, "invoice.created", row).await?;
+    let stored = store::invoices::insert_numbered_draft(conn, row).await?;
+    row.order_number = Some(stored.order_number);
+    store::webhooks::emit_counted(
+        conn,
+        stored.webhook_endpoints,
+        &row.company_id,
+        "invoice.created",
+        || store::invoice_events::invoice_data(row),
+    )
+    .await?;
     Ok(())
 }
 

@@ -293,9 +293,10 @@ pub async fn commit(
         reference,
         now,
     } = prepared;
-    if !store::invoices::store_issued(conn, &mut row, first, &reference).await? {
+    let Some(endpoints) = store::invoices::store_issued(conn, &mut row, first, &reference).await?
+    else {
         return Err(lost_draft(conn, &company.id, &row.id).await);
-    }
+    };
     doc.number = row.reference.clone().unwrap_or_default();
     doc.payment.remittance.clone_from(&doc.number);
     doc.yearly_number = row.invoice_number.unwrap_or_default();
@@ -303,7 +304,10 @@ pub async fn commit(
     if company.is_spanish() {
         crate::aeat::register_issue(conn, svc.aeat_mode, &company, &doc, now).await?;
     }
-    crate::routes::webhooks::emit_invoice(conn, "invoice.issued", &row).await?;
+    store::webhooks::emit_counted(conn, endpoints, &row.company_id, "invoice.issued", || {
+        store::invoice_events::invoice_data(&row)
+    })
+    .await?;
     Ok(row)
 }
 

@@ -1116,3 +1116,69 @@ db_test!(a_rolled_back_request_emits_nothing, |app| {
     assert_eq!(log.len(), 1);
     assert_eq!(log[0]["payload"]["data"]["id"], good.as_str());
 });
+
+// A draft made and an invoice issued queue their events only while the endpoint is enabled:
+// the statements that store them also count the company's enabled endpoints, and nothing is
+// queued when there are none (store::webhooks::emit_counted).
+db_test!(a_disabled_endpoint_is_sent_no_invoice_events, |app| {
+    let rx = Receiver::start().await;
+    let (hook, _) = endpoint(
+        &app,
+        &app.a,
+        &rx.url,
+        &["invoice.created", "invoice.issued"],
+    )
+    .await;
+    app.settle(&app.a).await;
+    let path = format!("/v1/webhooks/{hook}");
+    app.call(
+        "PATCH",
+        &path,
+        As::Human(&app.a),
+        Some(json!({"enabled": false})),
+    )
+    .await
+    .expect(200);
+    let quiet = draft(&app, &app.a, 100).await;
+    app.call(
+        "POST",
+        &format!("/v1/invoices/{quiet}/issue"),
+        As::Human(&app.a),
+        None,
+    )
+    .await
+    .expect(200);
+    assert!(deliveries(&app, &app.a, &hook).await.is_empty());
+
+    app.call(
+        "PATCH",
+        &path,
+        As::Human(&app.a),
+        Some(json!({"enabled": true})),
+    )
+    .await
+    .expect(200);
+    let heard = draft(&app, &app.a, 200).await;
+    app.call(
+        "POST",
+        &format!("/v1/invoices/{heard}/issue"),
+        As::Human(&app.a),
+        None,
+    )
+    .await
+    .expect(200);
+    let got = deliveries(&app, &app.a, &hook).await;
+    let mut events: Vec<&str> = got
+        .iter()
+        .map(|d| d["event_type"].as_str().unwrap())
+        .collect();
+    events.sort_unstable();
+    assert_eq!(events, ["invoice.created", "invoice.issued"]);
+    // Both are the second invoice's: nothing of the first was kept for later.
+    let dir = tempfile::tempdir().unwrap();
+    let worker = hook_worker(&app, dir.path(), true, 3);
+    drive(&worker, "both deliveries", || rx.got().len() >= 2).await;
+    for body in rx.got() {
+        assert_eq!(body.json()["data"]["id"], heard.as_str());
+    }
+});
