@@ -193,6 +193,33 @@ pub fn router(state: WebState) -> Router {
         .route("/invoices/{id}/send", post(invoice_actions::send))
         .route("/invoices/{id}/einvoice", get(invoice_actions::einvoice))
         .route("/invoices/{id}/correct", post(invoice_actions::correct))
+        .route("/invoices/{id}/delete", post(invoice_actions::delete_draft))
+        .route("/expenses/{id}/delete", post(expenses::delete))
+        // Money: bank accounts with their balances, and reports (#33).
+        .route(
+            "/bank-accounts",
+            get(bank_accounts::list).post(bank_accounts::create),
+        )
+        .route("/bank-accounts/new", get(bank_accounts::new_form))
+        .route(
+            "/bank-accounts/{id}",
+            get(bank_accounts::detail).post(bank_accounts::update),
+        )
+        .route(
+            "/bank-accounts/{id}/delete",
+            get(bank_accounts::delete_form).post(bank_accounts::delete),
+        )
+        .route(
+            "/bank-accounts/{id}/snapshots",
+            post(bank_accounts::add_snapshot),
+        )
+        .route(
+            "/bank-accounts/{id}/snapshots/{sid}/delete",
+            post(bank_accounts::delete_snapshot),
+        )
+        .route("/reports", get(reports::list).post(reports::create))
+        .route("/reports/{id}/pdf", get(reports::pdf))
+        .route("/reports/{id}/delete", post(reports::delete))
         .route("/favicon.ico", get(assets::favicon))
         .route("/assets/favicon.svg", get(assets::favicon))
         // Any other path: an HTML page for people, the API's answer under the API's paths.

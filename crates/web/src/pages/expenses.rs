@@ -208,6 +208,28 @@ async fn submit(state: &WebState, headers: &HeaderMap, post: Post, id: Option<St
     }
 }
 
+/// `POST /expenses/{id}/delete`: deletes the expense and its receipt.
+pub async fn delete(State(state): State<WebState>, Path(id): Path<String>, post: Post) -> Response {
+    match client::call(
+        &state,
+        &post.session,
+        Method::DELETE,
+        &format!("/v1/expenses/{}", enc(&id)),
+        None,
+    )
+    .await
+    {
+        Ok(a) if a.ok() => redirect_with(&state, "/expenses", "ok", "The expense is deleted."),
+        Ok(a) => redirect_with(
+            &state,
+            &format!("/expenses/{}", enc(&id)),
+            "error",
+            &a.message(),
+        ),
+        Err(resp) => resp,
+    }
+}
+
 /// The form again, with what was entered and what is wrong.
 async fn again(
     state: &WebState,
@@ -388,6 +410,14 @@ async fn form_page(
         }
         @if let Some(e) = current {
             (super::expense_files::receipt_section(ctx, e))
+            details.confirm {
+                summary { "Delete expense…" }
+                p { "This deletes the expense " strong { (s(e, "invoice_reference")) } " with its receipt. It cannot be undone." }
+                form method="post" action=(format!("/expenses/{}/delete", enc(s(e, "id")))) {
+                    (ctx.csrf())
+                    button.danger type="submit" { "Delete expense" }
+                }
+            }
         }
     };
     layout(ctx, title, body)

@@ -112,6 +112,27 @@ pub async fn issue(State(state): State<WebState>, Path(id): Path<String>, post: 
     }
 }
 
+/// `POST /invoices/{id}/delete`: deletes a draft (the API refuses an issued invoice).
+pub async fn delete_draft(
+    State(state): State<WebState>,
+    Path(id): Path<String>,
+    post: Post,
+) -> Response {
+    match client::call(
+        &state,
+        &post.session,
+        Method::DELETE,
+        &format!("/v1/invoices/{}", enc(&id)),
+        None,
+    )
+    .await
+    {
+        Ok(a) if a.ok() => redirect_with(&state, "/invoices", "ok", "The draft is deleted."),
+        Ok(a) => redirect_with(&state, &back(&id), "error", &a.message()),
+        Err(resp) => resp,
+    }
+}
+
 /// `POST /invoices/{id}/payments`: records a payment received.
 pub async fn record_payment(
     State(state): State<WebState>,
@@ -312,6 +333,14 @@ pub async fn sections(ctx: &Ctx<'_>, session: &Session, inv: &Value) -> Markup {
                 a.button href=(format!("/invoices/{}/pdf", enc(id))) download { "Download PDF" }
                 a.button href=(format!("/invoices/{}/edit", enc(id))) { "Edit draft" }
                 a.button.primary href=(format!("/invoices/{}/issue", enc(id))) { "Issue this invoice…" }
+            }
+            details.confirm {
+                summary { "Delete draft…" }
+                p { "This deletes the draft with its lines. It has no number yet, so nothing is kept; it cannot be undone." }
+                form method="post" action=(format!("/invoices/{}/delete", enc(id))) {
+                    (ctx.csrf())
+                    button.danger type="submit" { "Delete draft" }
+                }
             }
         };
     }

@@ -2,6 +2,7 @@
 
 pub mod agreements;
 pub mod assets;
+pub mod bank_accounts;
 pub mod dashboard;
 pub mod entities;
 pub mod expense_files;
@@ -12,6 +13,7 @@ pub mod invoices;
 pub mod login;
 pub mod members;
 pub mod password;
+pub mod reports;
 pub mod review;
 pub mod review_sentence;
 pub mod settings;
@@ -144,6 +146,8 @@ const NAV: &[(&str, &str, &str)] = &[
     ("invoices", "/invoices", "Invoices"),
     ("entities", "/entities", "Customers"),
     ("expenses", "/expenses", "Expenses"),
+    ("bank-accounts", "/bank-accounts", "Bank accounts"),
+    ("reports", "/reports", "Reports"),
     ("dashboard", "/dashboard", "Dashboard"),
     ("tokens", "/tokens", "API tokens"),
     ("members", "/members", "Members"),
