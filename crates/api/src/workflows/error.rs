@@ -22,6 +22,13 @@ pub enum AppError {
         message: String,
         authorization_url: Option<String>,
     },
+    /// The company has too much under way (mails waiting to be sent); the same action may
+    /// succeed after `retry_after_secs`.
+    #[error("{message}")]
+    Busy {
+        message: String,
+        retry_after_secs: u64,
+    },
     /// The database could not be reached; nothing happened and the action may be retried.
     #[error("service unavailable: {0}")]
     Unavailable(String),

@@ -701,7 +701,7 @@ async fn issue_and_send(
     }
     async {
         let mut tx = state.db.begin_write().await?;
-        super::send::queue_send(
+        crate::workflows::send::queue(
             tx.conn(),
             &issued,
             super::send::SendInvoiceRequest::default(),
