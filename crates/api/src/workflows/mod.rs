@@ -82,6 +82,6 @@ pub trait Writer: Sync {
 
 impl Writer for crate::gate::Tx {
     async fn conn(&self) -> AppResult<impl DerefMut<Target = sqlx::AnyConnection> + Send + '_> {
-        crate::gate::Tx::conn(self).await.map_err(AppError::from)
+        crate::gate::Tx::conn(self).await
     }
 }

@@ -271,5 +271,9 @@ pub(crate) fn view(
     lang: &str,
     state: &crate::AppState,
 ) -> ApiResult<Invoice> {
-    crate::documents::views::invoice(r, lang, state.now().timestamp_micros())
+    Ok(crate::documents::views::invoice(
+        r,
+        lang,
+        state.now().timestamp_micros(),
+    )?)
 }

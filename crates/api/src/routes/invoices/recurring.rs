@@ -186,7 +186,7 @@ fn next_period(
 
 fn date(what: &str, text: &str) -> ApiResult<NaiveDate> {
     NaiveDate::parse_from_str(text, "%Y-%m-%d")
-        .map_err(|e| crate::documents::corrupt(what.to_owned(), e))
+        .map_err(|e| crate::documents::corrupt(what.to_owned(), e).into())
 }
 
 /// The view of a stored schedule; a column that does not decode is an error.
@@ -557,7 +557,8 @@ async fn run_schedule(
         }
         let draft = {
             let fields: Result<Map<String, Value>, ApiError> =
-                crate::documents::parse("recurring invoice fields", &s.invoice_json);
+                crate::documents::parse("recurring invoice fields", &s.invoice_json)
+                    .map_err(ApiError::from);
             match fields.and_then(|f| invoice_request(&f)) {
                 Ok(req) => {
                     let mut db = state.db.pool().acquire().await?;

@@ -65,7 +65,10 @@ pub struct Delivery {
 /// The API view of a stored delivery; a column that does not decode is an error.
 pub(crate) fn delivery_view(d: store::deliveries::DeliveryRow) -> ApiResult<Delivery> {
     let list = |what: &str, text: &str| -> ApiResult<Vec<String>> {
-        crate::documents::parse(&format!("delivery {} {what}", d.id), text)
+        Ok(crate::documents::parse(
+            &format!("delivery {} {what}", d.id),
+            text,
+        )?)
     };
     Ok(Delivery {
         to: list("recipients", &d.to_json)?,
@@ -132,8 +135,7 @@ pub async fn send_invoice(
     Path(id): Path<String>,
     ApiJson(req): ApiJson<SendInvoiceRequest>,
 ) -> ApiResult<(StatusCode, Json<Delivery>)> {
-    let row =
-        workflows::send::send(state.services(), &tx, &caller.company_id, &id, req).await?;
+    let row = workflows::send::send(state.services(), &tx, &caller.company_id, &id, req).await?;
     Ok((StatusCode::CREATED, Json(delivery_view(row)?)))
 }
 
