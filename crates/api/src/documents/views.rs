@@ -131,7 +131,7 @@ fn common(r: InvoiceRow, now: i64) -> Invoice {
         status: r.status.to_string(),
         series: r.series.to_string(),
         recipient_id: r.recipient_id,
-        origin: r.origin,
+        origin: r.origin.to_string(),
         supply_type: SupplyType::parse(&r.supply_type),
         currency_code: r.currency_code,
         treatment: r.treatment,

@@ -28,8 +28,8 @@ pub async fn create(
     req: CreateInvoiceRequest,
 ) -> AppResult<store::invoices::InvoiceRow> {
     let origin = match source {
-        Source::Mcp => "mcp",
-        Source::Api => "api",
+        Source::Mcp => store::invoices::Origin::Mcp,
+        Source::Api => store::invoices::Origin::Api,
     };
     let mut row = {
         let mut db = svc.db.pool().acquire().await?;
@@ -184,7 +184,7 @@ pub async fn priced_draft(
     svc: Services<'_>,
     company_id: &str,
     req: CreateInvoiceRequest,
-    origin: &str,
+    origin: store::invoices::Origin,
     series: store::invoices::Series,
 ) -> AppResult<store::invoices::InvoiceRow> {
     let company = company(conn, company_id).await?;
@@ -220,7 +220,7 @@ pub async fn priced_draft(
         recipient_id: String::new(),
         series,
         status: store::invoices::InvoiceStatus::Draft,
-        origin: origin.to_owned(),
+        origin,
         supply_type: String::new(),
         currency_code: String::new(),
         treatment: None,

@@ -194,7 +194,7 @@ pub async fn to_invoice(
         svc,
         company_id,
         req,
-        "proforma",
+        store::invoices::Origin::Proforma,
         store::invoices::Series::Invoice,
     )
     .await?;

@@ -302,7 +302,7 @@ async fn check_draft(
         state.services(),
         company_id,
         req,
-        "recurring",
+        store::invoices::Origin::Recurring,
         store::invoices::Series::Invoice,
     )
     .await?;
@@ -567,7 +567,7 @@ async fn run_schedule(
                         state.services(),
                         &s.company_id,
                         req,
-                        "recurring",
+                        store::invoices::Origin::Recurring,
                         store::invoices::Series::Invoice,
                     )
                     .await
