@@ -626,7 +626,11 @@ async fn write_invoices(
             recipient_id: plan.entity_ids[customer].clone(),
             series: series.parse()?,
             status: store::invoices::InvoiceStatus::Issued,
-            origin: if corrective { "correction" } else { "api" }.into(),
+            origin: if corrective {
+                store::invoices::Origin::Correction
+            } else {
+                store::invoices::Origin::Api
+            },
             supply_type: t.supply_type.clone(),
             currency_code: t.currency_code.clone(),
             treatment: t.treatment.clone(),

@@ -11,7 +11,7 @@ use verifactu::{
     TipoFactura, TipoRectificativa,
 };
 
-use crate::error::{ApiError, ApiResult};
+use crate::workflows::{AppError, AppResult};
 
 /// Where records go: not sent, the AEAT's test service, or production.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -44,31 +44,31 @@ impl Mode {
     }
 }
 
-fn bad(context: &str) -> impl Fn(verifactu::ValidationError) -> ApiError + '_ {
+fn bad(context: &str) -> impl Fn(verifactu::ValidationError) -> AppError + '_ {
     move |e| {
-        ApiError::bad_request(format!(
+        AppError::invalid(format!(
             "VERI*FACTU: {context}: {e}. The invoice stays a draft."
         ))
     }
 }
 
 /// The Madrid-time generation stamp, whole seconds.
-fn madrid(now: DateTime<Utc>) -> ApiResult<FechaHoraHuso> {
+fn madrid(now: DateTime<Utc>) -> AppResult<FechaHoraHuso> {
     FechaHoraHuso::from_utc(now.trunc_subsecs(0), HusoHorario::Peninsula).map_err(bad("timestamp"))
 }
 
 /// The invoice date as the AEAT sees it: the Spanish date of the issue instant.
-pub fn fecha_expedicion(issued_at: i64) -> ApiResult<Fecha> {
+pub fn fecha_expedicion(issued_at: i64) -> AppResult<Fecha> {
     madrid(store::from_micros(issued_at))?
         .fecha()
         .map_err(bad("issue date"))
 }
 
-fn recipient(p: &document::Party) -> ApiResult<PersonaFisicaJuridica> {
+fn recipient(p: &document::Party) -> AppResult<PersonaFisicaJuridica> {
     let name = p.name.chars().take(120).collect::<String>();
     if p.country == "ES" {
         let id = p.tax_id.as_deref().ok_or_else(|| {
-            ApiError::bad_request(
+            AppError::invalid(
                 "VERI*FACTU: a Spanish recipient needs its NIF (`fiscal_id` of the entity) on an F1 invoice. \
                  The invoice stays a draft.",
             )
@@ -89,7 +89,7 @@ fn recipient(p: &document::Party) -> ApiResult<PersonaFisicaJuridica> {
             fid.clone(),
         ),
         (None, None) => {
-            return Err(ApiError::bad_request(
+            return Err(AppError::invalid(
                 "VERI*FACTU: the recipient needs a tax id (`fiscal_id` or `vies_vat_id`) on an F1 invoice. \
                  The invoice stays a draft.",
             ));
@@ -100,9 +100,9 @@ fn recipient(p: &document::Party) -> ApiResult<PersonaFisicaJuridica> {
 }
 
 /// The `Desglose` from the invoice's computed VAT lines, grouped by treatment and rate.
-fn desglose(lines: &[domain::invoice::Line]) -> ApiResult<(Vec<DetalleDesglose>, i64)> {
+fn desglose(lines: &[domain::invoice::Line]) -> AppResult<(Vec<DetalleDesglose>, i64)> {
     if lines.iter().any(|l| l.is_tax) {
-        return Err(ApiError::bad_request(
+        return Err(AppError::invalid(
             "VERI*FACTU: Spanish invoices need their VAT computed by the service (no explicit `is_tax` lines), \
              so the AEAT breakdown can name each rate. The invoice stays a draft.",
         ));
@@ -153,7 +153,7 @@ fn desglose(lines: &[domain::invoice::Line]) -> ApiResult<(Vec<DetalleDesglose>,
                 importe(base)?,
             ),
             other => {
-                return Err(ApiError::bad_request(format!(
+                return Err(AppError::invalid(format!(
                     "VERI*FACTU: the tax treatment `{other}` cannot be reported to the AEAT. The invoice stays a draft."
                 )));
             }
@@ -161,7 +161,7 @@ fn desglose(lines: &[domain::invoice::Line]) -> ApiResult<(Vec<DetalleDesglose>,
         out.push(detalle);
     }
     if out.is_empty() || out.len() > 12 {
-        return Err(ApiError::bad_request(
+        return Err(AppError::invalid(
             "VERI*FACTU: an invoice needs 1 to 12 distinct VAT breakdown lines. The invoice stays a draft.",
         ));
     }
@@ -176,7 +176,7 @@ pub async fn register_issue(
     company: &store::companies::CompanyRow,
     invoice: &document::Invoice,
     now: DateTime<Utc>,
-) -> ApiResult<()> {
+) -> AppResult<()> {
     let nif = Nif::new(&company.fiscal_id).map_err(bad("issuer NIF"))?;
     let reference = invoice.number.as_str();
     let generated = madrid(now)?;
@@ -259,7 +259,7 @@ async fn sistema(
     company: &store::companies::CompanyRow,
     nif: &Nif,
     name: &str,
-) -> ApiResult<SistemaInformatico> {
+) -> AppResult<SistemaInformatico> {
     let companies: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM companies")
         .fetch_one(&mut *conn)
         .await?;
@@ -280,7 +280,7 @@ async fn sistema(
 async fn locked_head(
     conn: &mut sqlx::AnyConnection,
     company_id: &str,
-) -> ApiResult<(store::verifactu::ChainHead, Option<RegistroPrevio>)> {
+) -> AppResult<(store::verifactu::ChainHead, Option<RegistroPrevio>)> {
     let head = store::verifactu::lock_head(conn, company_id).await?;
     let previo = match (&head.nif, &head.num_serie, &head.fecha, &head.huella) {
         (Some(n), Some(s), Some(f), Some(h)) => {
@@ -312,7 +312,7 @@ async fn store_record(
     previo: Option<&RegistroPrevio>,
     registro: RegistroFactura,
     extra: NewRecord,
-) -> ApiResult<store::verifactu::RecordRow> {
+) -> AppResult<store::verifactu::RecordRow> {
     let nif = Nif::new(&company.fiscal_id).map_err(bad("issuer NIF"))?;
     let name: String = company.name.chars().take(120).collect();
     let cabecera = Cabecera::new(PersonaNif::new(&name, nif).map_err(bad("issuer"))?);
@@ -385,7 +385,7 @@ pub async fn register_annulment(
     alta: &store::verifactu::RecordRow,
     reason: Option<String>,
     now: DateTime<Utc>,
-) -> ApiResult<store::verifactu::RecordRow> {
+) -> AppResult<store::verifactu::RecordRow> {
     let nif = Nif::new(&company.fiscal_id).map_err(bad("issuer NIF"))?;
     let name: String = company.name.chars().take(120).collect();
     let id_factura = IdFactura::parse(

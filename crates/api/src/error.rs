@@ -156,6 +156,13 @@ impl From<AppError> for ApiError {
                 message,
                 authorization_url,
             },
+            AppError::Busy {
+                message,
+                retry_after_secs,
+            } => Self::TooManyRequests {
+                message,
+                retry_after_secs,
+            },
             AppError::Unavailable(m) => Self::Unavailable(m),
             AppError::Internal(e) => Self::Internal(e),
         }

@@ -38,6 +38,7 @@ use crate::{
     AppState,
     auth::{Caller, CallerKind},
     error::ApiError,
+    workflows::{AppError, AppResult},
 };
 
 /// Largest body an AI caller's request may carry into the review queue (receipts are the largest).
@@ -91,7 +92,7 @@ impl TxSlot {
     }
 
     /// The open transaction, begun now if this is its first use.
-    async fn open(&self) -> Result<MappedMutexGuard<'_, store::WriteTx>, ApiError> {
+    async fn open(&self) -> AppResult<MappedMutexGuard<'_, store::WriteTx>> {
         let mut guard = self.tx.lock().await;
         if matches!(*guard, SlotState::NotBegun) {
             *guard = SlotState::Open(self.db.begin_write().await?);
@@ -100,7 +101,7 @@ impl TxSlot {
             SlotState::Open(tx) => Some(tx),
             SlotState::NotBegun | SlotState::Closed => None,
         })
-        .map_err(|_| ApiError::Internal(anyhow::anyhow!("the request transaction is closed")))
+        .map_err(|_| AppError::Internal(anyhow::anyhow!("the request transaction is closed")))
     }
 
     /// Commits the transaction (once; nothing to do if it never began); a failure is an
@@ -127,7 +128,7 @@ pub struct Tx(TxSlot);
 impl Tx {
     /// Locks the transaction's connection for the next statements.
     /// The first call begins the transaction (on SQLite: takes the single writer).
-    pub async fn conn(&self) -> Result<MappedMutexGuard<'_, sqlx::AnyConnection>, ApiError> {
+    pub async fn conn(&self) -> AppResult<MappedMutexGuard<'_, sqlx::AnyConnection>> {
         Ok(MappedMutexGuard::map(
             self.0.open().await?,
             store::WriteTx::conn,

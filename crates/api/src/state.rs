@@ -64,8 +64,9 @@ impl Default for Limits {
     }
 }
 
-/// The clock handlers read "now" from (tests move it across a year boundary).
-pub type Clock = Arc<dyn Fn() -> chrono::DateTime<chrono::Utc> + Send + Sync>;
+/// The clock handlers read "now" from (tests move it across a year boundary); the worker
+/// reads the same type (`jobs::Context::clock`).
+pub use store::Clock;
 
 /// Shared state of every handler.
 #[derive(Clone)]
@@ -95,7 +96,7 @@ impl AppState {
                 .map(|n| Arc::new(ratelimit::RateLimiter::new(n))),
             renders: Arc::new(render_gate::RenderGate::new(&config.limits.render)),
             config: Arc::new(config),
-            clock: Arc::new(chrono::Utc::now),
+            clock: store::system_clock(),
             router: Arc::new(OnceLock::new()),
         }
     }

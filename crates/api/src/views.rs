@@ -3,7 +3,7 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::error::ApiError;
+use crate::workflows::AppError;
 
 /// A UTC timestamp from stored microseconds.
 pub fn ts(micros: i64) -> DateTime<Utc> {
@@ -73,7 +73,7 @@ pub struct Address {
 
 impl Address {
     /// Checks a complete address (as registration needs) and normalises the country.
-    pub fn validated(mut self, field: &str) -> Result<Self, ApiError> {
+    pub fn validated(mut self, field: &str) -> Result<Self, AppError> {
         self.lines = self
             .lines
             .into_iter()
@@ -81,25 +81,25 @@ impl Address {
             .filter(|l| !l.is_empty())
             .collect();
         if self.lines.is_empty() {
-            return Err(ApiError::bad_request(format!(
+            return Err(AppError::invalid(format!(
                 "`{field}.lines` must have at least one street line."
             )));
         }
         if self.lines.len() > 5 || self.lines.iter().any(|l| l.chars().count() > 200) {
-            return Err(ApiError::bad_request(format!(
+            return Err(AppError::invalid(format!(
                 "`{field}.lines` takes at most 5 lines of at most 200 characters."
             )));
         }
         for (name, value) in [("zipcode", &mut self.zipcode), ("city", &mut self.city)] {
             *value = value.trim().to_owned();
             if value.is_empty() || value.chars().count() > 100 {
-                return Err(ApiError::bad_request(format!(
+                return Err(AppError::invalid(format!(
                     "`{field}.{name}` must be 1 to 100 characters."
                 )));
             }
         }
         self.country = domain::country::CountryCode::parse(&self.country)
-            .map_err(|e| ApiError::bad_request(format!("`{field}.country`: {e}.")))?
+            .map_err(|e| AppError::invalid(format!("`{field}.country`: {e}.")))?
             .to_string();
         self.state = self
             .state
@@ -110,15 +110,13 @@ impl Address {
 }
 
 /// Checks a required free-text field: trimmed, non-empty, at most `max` characters.
-pub fn required_text(field: &str, value: &str, max: usize) -> Result<String, ApiError> {
+pub fn required_text(field: &str, value: &str, max: usize) -> Result<String, AppError> {
     let v = value.trim();
     if v.is_empty() {
-        return Err(ApiError::bad_request(format!(
-            "`{field}` must not be empty."
-        )));
+        return Err(AppError::invalid(format!("`{field}` must not be empty.")));
     }
     if v.chars().count() > max {
-        return Err(ApiError::bad_request(format!(
+        return Err(AppError::invalid(format!(
             "`{field}` must be at most {max} characters."
         )));
     }
@@ -130,7 +128,7 @@ pub fn optional_text(
     field: &str,
     value: Option<String>,
     max: usize,
-) -> Result<Option<String>, ApiError> {
+) -> Result<Option<String>, AppError> {
     match value.as_deref().map(str::trim) {
         None | Some("") => Ok(None),
         Some(v) => required_text(field, v, max).map(Some),
@@ -138,7 +136,7 @@ pub fn optional_text(
 }
 
 /// Checks an e-mail address loosely (one `@`, something on each side, no spaces).
-pub fn email(field: &str, value: &str) -> Result<String, ApiError> {
+pub fn email(field: &str, value: &str) -> Result<String, AppError> {
     let v = value.trim().to_lowercase();
     let ok = v.len() <= 254
         && !v.contains(char::is_whitespace)
@@ -151,7 +149,7 @@ pub fn email(field: &str, value: &str) -> Result<String, ApiError> {
     if ok {
         Ok(v)
     } else {
-        Err(ApiError::bad_request(format!(
+        Err(AppError::invalid(format!(
             "`{field}` must be an e-mail address such as billing@example.com."
         )))
     }

@@ -263,7 +263,10 @@ fn worker(
             jobs::aeat::HttpPowerOfAttorneyChecker::new(url).map_err(|e| anyhow::anyhow!(e))?;
         ctx.poa_checker = Some(std::sync::Arc::new(checker));
     }
-    let ctx = ctx.with_invoicing(std::sync::Arc::new(ApiInvoicing(state)));
+    // One clock for the API's workflows and the worker's.
+    let ctx = ctx
+        .with_clock(state.clock.clone())
+        .with_invoicing(std::sync::Arc::new(ApiInvoicing(state)));
     Ok(jobs::Worker::new(
         ctx,
         jobs::Registry::standard(),

@@ -151,7 +151,7 @@ async fn remind_company(
             Some(next) => now - next * DAY,
             None => now - (step + LATE_WINDOW_DAYS) * DAY,
         };
-        queued += remind_step(db, hooks, company_id, *step, Some(due_after), due_by).await?;
+        queued += remind_step(db, hooks, company_id, *step, Some(due_after), due_by, now).await?;
     }
     Ok(queued)
 }
@@ -163,6 +163,7 @@ async fn remind_step(
     step: i64,
     due_after: Option<i64>,
     due_by: i64,
+    now: i64,
 ) -> anyhow::Result<usize> {
     let mut tx = db.begin_write().await?;
     let candidates = store::deliveries::reminder_candidates(
@@ -204,7 +205,7 @@ async fn remind_step(
                 .presentation
                 .language,
             error: None,
-            created_at: store::now_micros(),
+            created_at: now,
             sent_at: None,
         };
         if store::deliveries::insert_queued(tx.conn(), &row).await? {
@@ -362,7 +363,7 @@ async fn try_deliver(ctx: &Context, job: &Job, p: &DeliverJob) -> Result<(), Job
         &d.id,
         "sent",
         None,
-        Some(store::now_micros()),
+        Some(ctx.now().timestamp_micros()),
     )
     .await?;
     if d.kind == "send" {

@@ -64,6 +64,9 @@ pub struct Context {
     pub invoicing: Option<invoicing::SharedInvoicing>,
     /// How webhook deliveries are made.
     pub webhooks: Arc<webhooks::Settings>,
+    /// Source of the current time: the schedule passes, report dates and link expiries,
+    /// reminders and webhook signatures read it (the API's clock, so tests move both).
+    pub clock: store::Clock,
 }
 
 impl Context {
@@ -77,7 +80,19 @@ impl Context {
             poa_checker: None,
             invoicing: None,
             webhooks: Arc::default(),
+            clock: store::system_clock(),
         }
+    }
+
+    /// The same context reading time from `clock`.
+    pub fn with_clock(mut self, clock: store::Clock) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// The current time, from [`Context::clock`].
+    pub fn now(&self) -> chrono::DateTime<chrono::Utc> {
+        (self.clock)()
     }
 
     /// The same context with the API's invoice logic.

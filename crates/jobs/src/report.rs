@@ -28,7 +28,7 @@ pub(crate) async fn handle(ctx: Context, job: Job) -> Result<(), JobError> {
                 &mut conn,
                 &p.report_id,
                 &err.to_string(),
-                store::now_micros(),
+                ctx.now().timestamp_micros(),
             )
             .await?;
         }
@@ -45,7 +45,7 @@ async fn render(ctx: &Context, report_id: &str) -> Result<(), JobError> {
     if report.status == "ready" {
         return Ok(());
     }
-    if !store::reports::start(&mut conn, report_id, store::now_micros()).await? {
+    if !store::reports::start(&mut conn, report_id, ctx.now().timestamp_micros()).await? {
         return Ok(());
     }
     let company = store::companies::get(&mut conn, &report.company_id)
@@ -67,7 +67,7 @@ async fn render(ctx: &Context, report_id: &str) -> Result<(), JobError> {
     .await?;
     drop(conn);
 
-    let input = input(&report, &company, invoices, expenses)?;
+    let input = input(&report, &company, invoices, expenses, ctx.now())?;
     let limits = render::Limits {
         timeout: ctx.config.report_timeout,
     };
@@ -87,7 +87,8 @@ async fn render(ctx: &Context, report_id: &str) -> Result<(), JobError> {
         .files()
         .put(tx.conn(), &report.company_id, "application/pdf", &pdf)
         .await?;
-    if !store::reports::finish(tx.conn(), report_id, &file_id, store::now_micros()).await? {
+    if !store::reports::finish(tx.conn(), report_id, &file_id, ctx.now().timestamp_micros()).await?
+    {
         tracing::info!(report_id, "the report was deleted while rendering");
         return Ok(());
     }
@@ -110,6 +111,7 @@ fn input(
     company: &store::companies::CompanyRow,
     invoices: Vec<store::reports::ReportInvoice>,
     expenses: Vec<store::reports::ReportExpense>,
+    generated_at: DateTime<Utc>,
 ) -> Result<reports::Input, JobError> {
     let report_type: reports::ReportType = report
         .report_type
@@ -170,7 +172,7 @@ fn input(
         company_fiscal_id: Some(company.fiscal_id.clone()).filter(|f| !f.is_empty()),
         period_start: store::from_micros(report.period_start),
         period_end: store::from_micros(report.period_end),
-        generated_at: Utc::now(),
+        generated_at,
         invoices,
         expenses,
     })
@@ -195,7 +197,7 @@ pub(crate) async fn mail(ctx: Context, job: Job) -> Result<(), JobError> {
         .map(|c| c.name)
         .unwrap_or_default();
     drop(conn);
-    let expires = Utc::now().timestamp() + reports::links::LINK_DAYS * 24 * 3600;
+    let expires = ctx.now().timestamp() + reports::links::LINK_DAYS * 24 * 3600;
     let link = reports::links::url(
         &ctx.config.secret_key,
         &ctx.config.public_url,

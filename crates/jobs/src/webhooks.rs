@@ -130,7 +130,14 @@ pub(crate) async fn deliver(ctx: Context, job: Job) -> Result<(), JobError> {
     drop(conn);
 
     let settings = ctx.webhooks.clone();
-    let outcome = send(&settings, &endpoint, &delivery, &secret).await;
+    let outcome = send(
+        &settings,
+        &endpoint,
+        &delivery,
+        &secret,
+        ctx.now().timestamp(),
+    )
+    .await;
     let last = job.attempt >= job.max_attempts.min(settings.max_attempts.max(1));
     let error = outcome.error.as_deref();
     let mut tx = ctx.db.begin_write().await?;
@@ -224,6 +231,7 @@ async fn send(
     endpoint: &EndpointRow,
     delivery: &DeliveryRow,
     secret: &str,
+    timestamp: i64,
 ) -> Sent {
     let failed = |error: String| Sent {
         status: None,
@@ -238,7 +246,6 @@ async fn send(
         Ok(c) => c,
         Err(e) => return failed(e),
     };
-    let timestamp = chrono::Utc::now().timestamp();
     let signature = match wh::sign(secret, &delivery.message_id, timestamp, &delivery.payload) {
         Ok(s) => s,
         Err(e) => return failed(e.to_string()),

@@ -122,13 +122,16 @@ impl Worker {
         let mut next_paid = Instant::now();
         while !*stop.borrow() {
             if keeps_schedule && Instant::now() >= next_schedule {
+                // The jobs table's own timing: the daily runs' `run_at` is compared with
+                // the system time by every claim, so it is set from the system time too
+                // (the schedule pass below is the service's business and reads its clock).
                 if let Err(e) = self.enqueue_daily(chrono::Utc::now()).await {
                     tracing::warn!(error = %format!("{e:#}"), "could not enqueue the daily jobs");
                 }
                 next_schedule = Instant::now() + self.config.schedule_interval;
             }
             if keeps_schedule && Instant::now() >= next_paid {
-                if let Err(e) = self.run_schedule(chrono::Utc::now()).await {
+                if let Err(e) = self.run_schedule(self.ctx.now()).await {
                     tracing::warn!(error = %format!("{e:#}"), "the recurring invoices and reminders pass failed");
                 }
                 next_paid = Instant::now() + self.config.getting_paid_interval;

@@ -4,7 +4,7 @@ use domain::reference::ReferencePart;
 use sqlx::AnyConnection;
 
 use crate::batch::Batch;
-pub use crate::kinds::{InvoiceStatus, Series};
+pub use crate::kinds::{InvoiceStatus, Origin, Series};
 
 /// An invoice as stored; lines, rates and snapshots are JSON documents.
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -14,7 +14,7 @@ pub struct InvoiceRow {
     pub recipient_id: String,
     pub series: Series,
     pub status: InvoiceStatus,
-    pub origin: String,
+    pub origin: Origin,
     pub supply_type: String,
     pub currency_code: String,
     pub treatment: Option<String>,
@@ -150,7 +150,7 @@ pub(crate) fn bind_row<'q>(
         .bind(&r.recipient_id)
         .bind(r.series)
         .bind(r.status)
-        .bind(&r.origin)
+        .bind(r.origin)
         .bind(&r.supply_type)
         .bind(&r.currency_code)
         .bind(&r.treatment)

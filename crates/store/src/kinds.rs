@@ -1,4 +1,4 @@
-//! Closed sets of values stored as text (an invoice's status and series), typed at the
+//! Closed sets of values stored as text (an invoice's status, series and origin), typed at the
 //! store's boundary: a row with any other text fails to decode (an error naming the value),
 //! never silently becomes a default, and code compares variants, not strings.
 
@@ -117,6 +117,22 @@ text_enum! {
     }
 }
 
+text_enum! {
+    /// How an invoice came to exist (the draft's maker; it stays once issued).
+    Origin {
+        /// A request with a standard token (a person, the web app, a script).
+        Api = "api",
+        /// A request from the MCP server (an AI caller's, approved).
+        Mcp = "mcp",
+        /// Made from a proforma (`POST /v1/proformas/{id}/invoice`).
+        Proforma = "proforma",
+        /// A corrective invoice made from the invoice it corrects.
+        Correction = "correction",
+        /// A period's draft made by a recurring invoice.
+        Recurring = "recurring",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -129,6 +145,10 @@ mod tests {
         for s in Series::ALL {
             assert_eq!(s.as_str().parse::<Series>(), Ok(*s));
         }
+        for o in Origin::ALL {
+            assert_eq!(o.as_str().parse::<Origin>(), Ok(*o));
+        }
+        assert!("web".parse::<Origin>().is_err());
         let e = "Issued".parse::<InvoiceStatus>().unwrap_err();
         assert_eq!(e.to_string(), "`Issued` is not a known InvoiceStatus");
         assert_eq!(

@@ -59,6 +59,19 @@ pub fn now_micros() -> i64 {
     chrono::Utc::now().timestamp_micros()
 }
 
+/// The service's source of the current time, one for the API and the worker: what an
+/// invoice, a report, a reminder or a webhook says "now" is comes from it, so tests can
+/// set the time (`api::AppState::with_clock`, `jobs::Context::with_clock`). The jobs
+/// table's own timing (leases, retry delays, the daily runs, the AEAT's waits between
+/// batches, which the queue's claim compares with the system time), retention prunes and the store's own
+/// stamps (`updated_at`) stay on the system time, [`now_micros`].
+pub type Clock = std::sync::Arc<dyn Fn() -> chrono::DateTime<chrono::Utc> + Send + Sync>;
+
+/// The system's clock.
+pub fn system_clock() -> Clock {
+    std::sync::Arc::new(chrono::Utc::now)
+}
+
 /// Converts stored microseconds into a UTC timestamp.
 pub fn from_micros(micros: i64) -> chrono::DateTime<chrono::Utc> {
     chrono::DateTime::from_timestamp_micros(micros).unwrap_or_default()

@@ -10,8 +10,8 @@ use store::invoices::InvoiceRow;
 
 use super::{corrupt, kind, parse, rates, supply};
 use crate::{
-    error::{ApiError, ApiResult},
     routes::{entities::PlaceholderValue, invoices::model::ExchangeRateEntry},
+    workflows::{AppError, AppResult},
 };
 
 /// How many rows one pass reads and converts in one transaction.
@@ -122,7 +122,7 @@ fn some(s: Option<String>) -> Option<String> {
 async fn document_of(
     conn: &mut sqlx::AnyConnection,
     row: &InvoiceRow,
-) -> ApiResult<document::Invoice> {
+) -> AppResult<document::Invoice> {
     let what = |column: &str| format!("invoice {} {column}", row.id);
     let issuer: IssuerSnapshot = parse(
         &what("issuer snapshot"),
@@ -309,5 +309,5 @@ async fn document_of(
         },
     };
     document::build::assemble(issue, seller, buyer)
-        .map_err(|e| ApiError::Internal(anyhow::anyhow!("invoice {}: {e}", row.id)))
+        .map_err(|e| AppError::Internal(anyhow::anyhow!("invoice {}: {e}", row.id)))
 }

@@ -16,27 +16,27 @@ use domain::entity_type::EntityType;
 use store::{companies::CompanyRow, entities::EntityRow, invoices::InvoiceRow};
 
 use crate::{
-    error::{ApiError, ApiResult},
     routes::{
         entities::{EntityTemplate, ThirdPartyAddress},
         invoices::model::ExchangeRateEntry,
     },
+    workflows::{AppError, AppResult},
 };
 
 /// An internal error for stored data that does not read as what it must be.
-pub(crate) fn corrupt(what: impl std::fmt::Display, e: impl std::fmt::Display) -> ApiError {
-    ApiError::Internal(anyhow::anyhow!("stored {what} does not decode: {e}"))
+pub(crate) fn corrupt(what: impl std::fmt::Display, e: impl std::fmt::Display) -> AppError {
+    AppError::Internal(anyhow::anyhow!("stored {what} does not decode: {e}"))
 }
 
 /// Decodes a stored JSON column of type `T`; a value that does not decode is an error.
-pub(crate) fn parse<T: serde::de::DeserializeOwned>(what: &str, text: &str) -> ApiResult<T> {
+pub(crate) fn parse<T: serde::de::DeserializeOwned>(what: &str, text: &str) -> AppResult<T> {
     serde_json::from_str(text).map_err(|e| corrupt(what, e))
 }
 
 /// The document of an issued invoice row.
-pub fn of_row(row: &InvoiceRow) -> ApiResult<Invoice> {
+pub fn of_row(row: &InvoiceRow) -> AppResult<Invoice> {
     let text = row.document_json.as_deref().ok_or_else(|| {
-        ApiError::Internal(anyhow::anyhow!(
+        AppError::Internal(anyhow::anyhow!(
             "issued invoice {} has no document (run `invoicing migrate`)",
             row.id
         ))
@@ -52,8 +52,8 @@ pub fn of_row(row: &InvoiceRow) -> ApiResult<Invoice> {
 }
 
 /// The stored text of a document.
-pub fn encode(doc: &Invoice) -> ApiResult<String> {
-    document::stored::encode(doc).map_err(|e| ApiError::Internal(e.into()))
+pub fn encode(doc: &Invoice) -> AppResult<String> {
+    document::stored::encode(doc).map_err(|e| AppError::Internal(e.into()))
 }
 
 fn text(s: &str) -> Option<String> {
@@ -66,7 +66,7 @@ fn opt(s: &Option<String>) -> Option<String> {
 }
 
 /// The company as seller (BG-4).
-pub fn seller(c: &CompanyRow) -> ApiResult<Party> {
+pub fn seller(c: &CompanyRow) -> AppResult<Party> {
     let address: Option<crate::views::Address> = c
         .address_json
         .as_deref()
@@ -162,7 +162,7 @@ pub struct ElectronicAddressView {
 }
 
 /// The entity as buyer (BG-7), with what the service kept of it.
-pub fn buyer(e: &EntityRow) -> ApiResult<Party> {
+pub fn buyer(e: &EntityRow) -> AppResult<Party> {
     let address: ThirdPartyAddress = parse("entity address", &e.address_json)?;
     let template: Option<serde_json::Value> = e
         .template_json
@@ -244,7 +244,7 @@ pub fn presentation(
     seller: &Party,
     buyer: &Party,
     placeholders: Vec<Placeholder>,
-) -> ApiResult<Presentation> {
+) -> AppResult<Presentation> {
     let template: Option<EntityTemplate> = buyer
         .settings
         .as_ref()
@@ -278,7 +278,7 @@ pub fn rates(entries: &[ExchangeRateEntry]) -> Vec<ExchangeRate> {
 }
 
 /// The draft's bank accounts as the document keeps them.
-pub fn accounts(row: &InvoiceRow) -> ApiResult<Vec<BankAccount>> {
+pub fn accounts(row: &InvoiceRow) -> AppResult<Vec<BankAccount>> {
     parse("invoice bank accounts", &row.bank_accounts_json)
 }
 
@@ -312,7 +312,7 @@ pub fn issue_of(
     payment_terms_days: Option<i64>,
     preceding: Option<PrecedingInvoice>,
     issued_at: DateTime<Utc>,
-) -> ApiResult<Issue> {
+) -> AppResult<Issue> {
     let details = store::invoices::DraftDetails::decode(&row.details_json)
         .map_err(|e| corrupt(format!("invoice {} details", row.id), e))?;
     let lines: Vec<domain::invoice::Line> =

@@ -8,7 +8,6 @@ use store::invoices::{DraftDetails, InvoiceRow};
 
 use super::{corrupt, parse};
 use crate::{
-    error::ApiResult,
     routes::{
         entities::PlaceholderValue,
         invoices::{
@@ -17,11 +16,12 @@ use crate::{
         },
     },
     views::ts,
+    workflows::AppResult,
 };
 
 /// The API view of a stored invoice, legal mentions in `lang`, its payment status as of
 /// `now` (microseconds; the service's clock).
-pub fn invoice(r: InvoiceRow, lang: &str, now: i64) -> ApiResult<Invoice> {
+pub fn invoice(r: InvoiceRow, lang: &str, now: i64) -> AppResult<Invoice> {
     if r.status == store::invoices::InvoiceStatus::Issued {
         issued(r, lang, now)
     } else {
@@ -29,7 +29,7 @@ pub fn invoice(r: InvoiceRow, lang: &str, now: i64) -> ApiResult<Invoice> {
     }
 }
 
-fn draft(r: InvoiceRow, lang: &str, now: i64) -> ApiResult<Invoice> {
+fn draft(r: InvoiceRow, lang: &str, now: i64) -> AppResult<Invoice> {
     let what = |column: &str| format!("invoice {} {column}", r.id);
     let lines: Vec<domain::invoice::Line> = parse(&what("lines"), &r.lines_json)?;
     let details = DraftDetails::decode(&r.details_json).map_err(|e| corrupt(what("details"), e))?;
@@ -64,7 +64,7 @@ fn draft(r: InvoiceRow, lang: &str, now: i64) -> ApiResult<Invoice> {
     })
 }
 
-fn issued(r: InvoiceRow, lang: &str, now: i64) -> ApiResult<Invoice> {
+fn issued(r: InvoiceRow, lang: &str, now: i64) -> AppResult<Invoice> {
     let doc = super::of_row(&r)?;
     let placeholders = doc
         .presentation
@@ -131,7 +131,7 @@ fn common(r: InvoiceRow, now: i64) -> Invoice {
         status: r.status.to_string(),
         series: r.series.to_string(),
         recipient_id: r.recipient_id,
-        origin: r.origin,
+        origin: r.origin.to_string(),
         supply_type: SupplyType::parse(&r.supply_type),
         currency_code: r.currency_code,
         treatment: r.treatment,

@@ -368,7 +368,7 @@ pub async fn snapshot_for_invoice(
     conn: &mut sqlx::AnyConnection,
     company_id: &str,
     ids: &[String],
-) -> ApiResult<Vec<serde_json::Value>> {
+) -> crate::workflows::AppResult<Vec<serde_json::Value>> {
     let mut out = Vec::new();
     for id in ids.iter().take(10) {
         if let Some(a) = store::bank_accounts::get(conn, company_id, id).await? {

@@ -532,7 +532,7 @@ fn fiscal_id(field: &str, value: &str, c: &store::companies::CompanyRow) -> ApiR
     match country {
         Some(country) => domain::fiscal::validate_fiscal_id(country, value)
             .map_err(|e| ApiError::bad_request(format!("`{field}`: {e}."))),
-        None => required_text(field, value, 32),
+        None => Ok(required_text(field, value, 32)?),
     }
 }
 

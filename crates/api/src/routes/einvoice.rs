@@ -17,6 +17,7 @@ use crate::{
     auth::{Caller, DbConn},
     documents,
     error::{ApiError, ApiResult},
+    workflows::{AppError, AppResult},
 };
 
 /// The query of `GET /v1/invoices/{id}/einvoice`.
@@ -34,13 +35,13 @@ async fn format_of(
     company_id: &str,
     recipient_id: &str,
     asked: Option<&str>,
-) -> ApiResult<Format> {
+) -> AppResult<Format> {
     if let Some(name) = asked {
         return name
             .trim()
             .to_ascii_lowercase()
             .parse()
-            .map_err(|e: einvoice::UnknownFormat| ApiError::bad_request(format!("{e}.")));
+            .map_err(|e: einvoice::UnknownFormat| AppError::invalid(format!("{e}.")));
     }
     let Some(entity) = store::entities::get(db, company_id, recipient_id).await? else {
         return Ok(Format::Ubl);
@@ -59,8 +60,8 @@ async fn format_of(
 }
 
 /// The 400 for a document that cannot be valid in `format`, naming the rule and the field.
-fn refused(format: Format, r: einvoice::Refusal) -> ApiError {
-    ApiError::bad_request(format!(
+fn refused(format: Format, r: einvoice::Refusal) -> AppError {
+    AppError::invalid(format!(
         "The invoice cannot be a valid {format} e-invoice: {}: {}. Set {}.",
         r.rule, r.message, r.field
     ))
@@ -105,7 +106,7 @@ pub(crate) fn facturae_signature(
 pub(crate) async fn recipient_xml(
     db: &mut sqlx::AnyConnection,
     invoice: &store::invoices::InvoiceRow,
-) -> ApiResult<(Format, String)> {
+) -> AppResult<(Format, String)> {
     let format = format_of(db, &invoice.company_id, &invoice.recipient_id, None).await?;
     let doc = documents::of_row(invoice)?;
     let xml = einvoice::xml(&doc, format).map_err(|r| refused(format, r))?;

@@ -5,18 +5,15 @@ use axum::{
     extract::{Path, Query, State},
     http::StatusCode,
 };
-use chrono::{DateTime, Datelike, Utc};
-use domain::reference::ReferenceFormat;
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::{
     entities::PlaceholderValue,
     invoices::{
         self, CreateInvoiceRequest, UpdateInvoiceRequest,
-        build::{self, DocumentInput},
         issue::{BulkActionResult, BulkIdsRequest, bulk_ids},
         model::{ExchangeRateEntry, Invoice, InvoiceLine, SupplyType},
-        to_json,
     },
 };
 use crate::{
@@ -27,7 +24,7 @@ use crate::{
     json::ApiJson,
     pagination::{ListParams, Page},
     views::ts,
-    workflows,
+    workflows::{self, proformas::load},
 };
 
 /// A proforma.
@@ -59,18 +56,15 @@ pub struct Proforma {
 }
 
 fn view(r: store::proformas::ProformaRow, lang: &str) -> ApiResult<Proforma> {
-    let what = |column: &str| format!("proforma {} {column}", r.id);
-    let lines: Vec<domain::invoice::Line> = crate::documents::parse(&what("lines"), &r.lines_json)?;
+    let content = workflows::proformas::content(&r)?;
     Ok(Proforma {
-        lines: lines
+        lines: content
+            .lines
             .into_iter()
             .map(|l| InvoiceLine::from_domain(l, lang))
             .collect(),
-        custom_placeholder_values: crate::documents::parse(
-            &what("placeholder values"),
-            &r.custom_placeholder_values_json,
-        )?,
-        exchange_rates: crate::documents::parse(&what("exchange rates"), &r.exchange_rates_json)?,
+        custom_placeholder_values: content.placeholders,
+        exchange_rates: content.rates,
         id: r.id,
         reference: r.reference,
         number: r.number,
@@ -89,24 +83,6 @@ fn view(r: store::proformas::ProformaRow, lang: &str) -> ApiResult<Proforma> {
         updated_at: r.updated_at.map(ts),
     })
 }
-
-fn apply(row: &mut store::proformas::ProformaRow, b: build::Built) -> ApiResult<()> {
-    row.recipient_id = b.recipient.id;
-    row.supply_type = b.supply_type.as_str().into();
-    row.currency_code = b.currency_code;
-    row.treatment = b.treatment;
-    row.net_total = b.totals.net;
-    row.tax_total = b.totals.tax;
-    row.withholding_total = b.totals.withholding;
-    row.total = b.totals.total;
-    row.line_count = b.lines.len() as i64;
-    row.lines_json = to_json(&b.lines)?;
-    row.custom_placeholder_values_json = to_json(&b.placeholders)?;
-    row.exchange_rates_json = to_json(&b.rates)?;
-    Ok(())
-}
-
-use crate::workflows::proformas::load;
 
 /// Filters of the proforma list.
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
@@ -150,53 +126,7 @@ pub async fn create_proforma(
     tx: Tx,
     ApiJson(req): ApiJson<CreateInvoiceRequest>,
 ) -> ApiResult<(StatusCode, Json<Proforma>)> {
-    let mut conn = tx.conn().await?;
-    let company = invoices::company(&mut conn, &caller.company_id).await?;
-    let built = build::build(
-        &mut conn,
-        &company,
-        DocumentInput {
-            recipient_id: req.recipient_id,
-            lines: req.lines,
-            currency_code: req.currency_code,
-            custom_placeholder_values: req.custom_placeholder_values,
-            exchange_rates: req.exchange_rates,
-            supply_type: req.supply_type,
-        },
-    )
-    .await?;
-    let format = ReferenceFormat::parse(&company.proforma_reference_format).map_err(|e| {
-        ApiError::bad_request(format!(
-            "The proforma reference format {e}; fix it with PATCH /v1/company."
-        ))
-    })?;
-    let now = state.now();
-    let year = i64::from(now.year());
-    let number = store::counters::next(&mut conn, &caller.company_id, "proforma", year, 1).await?;
-    let mut row = store::proformas::ProformaRow {
-        id: store::new_id(),
-        company_id: caller.company_id.clone(),
-        recipient_id: String::new(),
-        supply_type: String::new(),
-        currency_code: String::new(),
-        treatment: None,
-        number,
-        year,
-        reference: format.render(year, number),
-        net_total: 0,
-        tax_total: 0,
-        withholding_total: 0,
-        total: 0,
-        line_count: 0,
-        lines_json: String::new(),
-        custom_placeholder_values_json: String::new(),
-        exchange_rates_json: String::new(),
-        invoice_id: None,
-        created_at: now.timestamp_micros(),
-        updated_at: None,
-    };
-    apply(&mut row, built)?;
-    store::proformas::insert(&mut conn, &row).await?;
+    let row = workflows::proformas::create(state.services(), &tx, &caller.company_id, req).await?;
     Ok((StatusCode::CREATED, Json(view(row, caller.language)?)))
 }
 
@@ -223,31 +153,8 @@ pub async fn update_proforma(
     Path(id): Path<String>,
     ApiJson(req): ApiJson<UpdateInvoiceRequest>,
 ) -> ApiResult<Json<Proforma>> {
-    let mut conn = tx.conn().await?;
-    let mut row = load(&mut conn, &caller.company_id, &id).await?;
-    let company = invoices::company(&mut conn, &caller.company_id).await?;
-    let current = view(row.clone(), "en")?;
-    let input = DocumentInput {
-        recipient_id: req.recipient_id.unwrap_or(current.recipient_id),
-        lines: match req.lines {
-            Some(l) => l,
-            None => current.lines.iter().map(invoices::line_request).collect(),
-        },
-        currency_code: Some(req.currency_code.unwrap_or(current.currency_code)),
-        custom_placeholder_values: req
-            .custom_placeholder_values
-            .unwrap_or(current.custom_placeholder_values),
-        exchange_rates: req.exchange_rates.unwrap_or(current.exchange_rates),
-        supply_type: Some(req.supply_type.unwrap_or(current.supply_type)),
-    };
-    let built = build::build(&mut conn, &company, input).await?;
-    apply(&mut row, built)?;
-    store::proformas::update(&mut conn, &row).await?;
-    view(
-        load(&mut conn, &caller.company_id, &id).await?,
-        caller.language,
-    )
-    .map(Json)
+    let row = workflows::proformas::update(&tx, &caller.company_id, &id, req).await?;
+    Ok(Json(view(row, caller.language)?))
 }
 
 /// Deletes a proforma.

@@ -23,6 +23,7 @@ use crate::{
     json::ApiJson,
     pagination::{ListParams, Page},
     views::ts,
+    workflows::AppResult,
 };
 use store::webhooks as wh;
 
@@ -32,7 +33,7 @@ pub async fn emit(
     company_id: &str,
     event: &str,
     data: serde_json::Value,
-) -> ApiResult<()> {
+) -> AppResult<()> {
     wh::emit(conn, company_id, event, data).await?;
     Ok(())
 }
@@ -42,7 +43,7 @@ pub async fn emit_invoice(
     conn: &mut sqlx::AnyConnection,
     event: &str,
     row: &store::invoices::InvoiceRow,
-) -> ApiResult<()> {
+) -> AppResult<()> {
     emit(conn, &row.company_id, event, invoice_data(row)).await
 }
 
@@ -59,7 +60,7 @@ pub async fn emit_paid(
     company_id: &str,
     invoice_id: &str,
     settles: bool,
-) -> ApiResult<()> {
+) -> AppResult<()> {
     if !settles {
         return Ok(());
     }
@@ -76,7 +77,7 @@ pub async fn emit_paid(
 pub async fn emit_expense(
     conn: &mut sqlx::AnyConnection,
     r: &store::expenses::ExpenseRow,
-) -> ApiResult<()> {
+) -> AppResult<()> {
     let data = serde_json::json!({
         "id": r.id,
         "supplier_id": r.supplier_id,
@@ -113,7 +114,7 @@ pub async fn emit_audit(
     company_id: &str,
     event: &str,
     entry_id: &str,
-) -> ApiResult<()> {
+) -> AppResult<()> {
     let now = store::now_micros();
     let Some(row) = store::audit::get(conn, company_id, entry_id, now).await? else {
         return Ok(());

@@ -154,7 +154,7 @@ async fn corrective_draft(
         svc,
         company_id,
         draft_req,
-        "correction",
+        store::invoices::Origin::Correction,
         store::invoices::Series::Corrective,
     )
     .await?;

@@ -28,8 +28,8 @@ pub async fn create(
     req: CreateInvoiceRequest,
 ) -> AppResult<store::invoices::InvoiceRow> {
     let origin = match source {
-        Source::Mcp => "mcp",
-        Source::Api => "api",
+        Source::Mcp => store::invoices::Origin::Mcp,
+        Source::Api => store::invoices::Origin::Api,
     };
     let mut row = {
         let mut db = svc.db.pool().acquire().await?;
@@ -192,7 +192,7 @@ pub async fn priced_draft(
     svc: Services<'_>,
     company_id: &str,
     req: CreateInvoiceRequest,
-    origin: &str,
+    origin: store::invoices::Origin,
     series: store::invoices::Series,
 ) -> AppResult<store::invoices::InvoiceRow> {
     let company = company(conn, company_id).await?;
@@ -228,7 +228,7 @@ pub async fn priced_draft(
         recipient_id: String::new(),
         series,
         status: store::invoices::InvoiceStatus::Draft,
-        origin: origin.to_owned(),
+        origin,
         supply_type: String::new(),
         currency_code: String::new(),
         treatment: None,
@@ -289,20 +289,83 @@ fn entity_buyer_reference(e: &store::entities::EntityRow) -> AppResult<Option<St
         .and_then(|s| s.buyer_reference))
 }
 
-/// Copies a priced document into a row.
-pub fn apply_built(row: &mut store::invoices::InvoiceRow, b: build::Built) -> AppResult<()> {
-    row.recipient_id = b.recipient.id;
-    row.supply_type = b.supply_type.as_str().into();
-    row.currency_code = b.currency_code;
-    row.treatment = b.treatment;
-    row.net_total = b.totals.net;
-    row.tax_total = b.totals.tax;
-    row.withholding_total = b.totals.withholding;
-    row.total = b.totals.total;
-    row.line_count = b.lines.len() as i64;
-    row.lines_json = to_json(&b.lines)?;
-    row.custom_placeholder_values_json = to_json(&b.placeholders)?;
-    row.exchange_rates_json = to_json(&b.rates)?;
+/// The columns of a stored row that hold a priced document (a draft invoice, a
+/// proforma), for [`apply_built`] to fill.
+pub struct PricedColumns<'a> {
+    pub recipient_id: &'a mut String,
+    pub supply_type: &'a mut String,
+    pub currency_code: &'a mut String,
+    pub treatment: &'a mut Option<String>,
+    pub net_total: &'a mut i64,
+    pub tax_total: &'a mut i64,
+    pub withholding_total: &'a mut i64,
+    pub total: &'a mut i64,
+    pub line_count: &'a mut i64,
+    pub lines_json: &'a mut String,
+    pub custom_placeholder_values_json: &'a mut String,
+    pub exchange_rates_json: &'a mut String,
+}
+
+/// A row that stores a priced document.
+pub trait Priced {
+    /// Its priced document's columns.
+    fn priced_columns(&mut self) -> PricedColumns<'_>;
+}
+
+impl Priced for store::invoices::InvoiceRow {
+    fn priced_columns(&mut self) -> PricedColumns<'_> {
+        PricedColumns {
+            recipient_id: &mut self.recipient_id,
+            supply_type: &mut self.supply_type,
+            currency_code: &mut self.currency_code,
+            treatment: &mut self.treatment,
+            net_total: &mut self.net_total,
+            tax_total: &mut self.tax_total,
+            withholding_total: &mut self.withholding_total,
+            total: &mut self.total,
+            line_count: &mut self.line_count,
+            lines_json: &mut self.lines_json,
+            custom_placeholder_values_json: &mut self.custom_placeholder_values_json,
+            exchange_rates_json: &mut self.exchange_rates_json,
+        }
+    }
+}
+
+impl Priced for store::proformas::ProformaRow {
+    fn priced_columns(&mut self) -> PricedColumns<'_> {
+        PricedColumns {
+            recipient_id: &mut self.recipient_id,
+            supply_type: &mut self.supply_type,
+            currency_code: &mut self.currency_code,
+            treatment: &mut self.treatment,
+            net_total: &mut self.net_total,
+            tax_total: &mut self.tax_total,
+            withholding_total: &mut self.withholding_total,
+            total: &mut self.total,
+            line_count: &mut self.line_count,
+            lines_json: &mut self.lines_json,
+            custom_placeholder_values_json: &mut self.custom_placeholder_values_json,
+            exchange_rates_json: &mut self.exchange_rates_json,
+        }
+    }
+}
+
+/// Copies a priced document into the row that stores it (a draft invoice, a proforma):
+/// the one encoding of [`build::Built`] in columns.
+pub fn apply_built(row: &mut impl Priced, b: build::Built) -> AppResult<()> {
+    let c = row.priced_columns();
+    *c.lines_json = to_json(&b.lines)?;
+    *c.custom_placeholder_values_json = to_json(&b.placeholders)?;
+    *c.exchange_rates_json = to_json(&b.rates)?;
+    *c.recipient_id = b.recipient.id;
+    *c.supply_type = b.supply_type.as_str().into();
+    *c.currency_code = b.currency_code;
+    *c.treatment = b.treatment;
+    *c.net_total = b.totals.net;
+    *c.tax_total = b.totals.tax;
+    *c.withholding_total = b.totals.withholding;
+    *c.total = b.totals.total;
+    *c.line_count = b.lines.len() as i64;
     Ok(())
 }
 

@@ -22,6 +22,13 @@ pub enum AppError {
         message: String,
         authorization_url: Option<String>,
     },
+    /// The company has too much under way (mails waiting to be sent); the same action may
+    /// succeed after `retry_after_secs`.
+    #[error("{message}")]
+    Busy {
+        message: String,
+        retry_after_secs: u64,
+    },
     /// The database could not be reached; nothing happened and the action may be retried.
     #[error("service unavailable: {0}")]
     Unavailable(String),
@@ -97,39 +104,5 @@ impl From<anyhow::Error> for AppError {
             return Self::connection_lost();
         }
         Self::Internal(e)
-    }
-}
-
-impl From<crate::error::ApiError> for AppError {
-    /// The helpers the workflows still share with handlers that answer [`ApiError`]
-    /// (documents' parsing, the AEAT records, webhooks, bank-account snapshots, text
-    /// checks) keep their meaning here. The HTTP-only kinds cannot come from them; if one
-    /// ever did, it is a bug, kept as an internal error with its text.
-    ///
-    /// [`ApiError`]: crate::error::ApiError
-    fn from(e: crate::error::ApiError) -> Self {
-        use crate::error::ApiError as E;
-        match e {
-            E::BadRequest(m) => Self::Invalid(m),
-            E::NotFound(m) => Self::NotFound(m),
-            E::Conflict(m) => Self::Conflict(m),
-            E::Forbidden {
-                code,
-                message,
-                authorization_url,
-            } => Self::Refused {
-                code,
-                message,
-                authorization_url,
-            },
-            E::Unavailable(m) => Self::Unavailable(m),
-            E::Internal(e) => Self::Internal(e),
-            other @ (E::Unauthorized(_)
-            | E::PayloadTooLarge(_)
-            | E::UnavailableFor { .. }
-            | E::TooManyRequests { .. }) => {
-                Self::Internal(anyhow::anyhow!("unexpected answer in a workflow: {other}"))
-            }
-        }
     }
 }

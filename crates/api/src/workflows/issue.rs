@@ -313,11 +313,11 @@ pub async fn commit(
 
 /// The recipient's template, if it has one.
 fn template_of(recipient: &store::entities::EntityRow) -> AppResult<Option<EntityTemplate>> {
-    Ok(recipient
+    recipient
         .template_json
         .as_deref()
         .map(|t| documents::parse("entity template", t))
-        .transpose()?)
+        .transpose()
 }
 
 fn capitalized(s: &str) -> String {

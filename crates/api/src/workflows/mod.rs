@@ -13,7 +13,9 @@
 //!   placeholders, the document) on a pooled connection and committing it (the number,
 //!   the row, the VERI*FACTU record, the webhook) on the writer; bulk issue.
 //! - [`corrections`]: a corrective draft, or a corrective invoice created and issued.
-//! - [`proformas`]: a proforma into a draft invoice.
+//! - [`proformas`]: creating and changing a proforma (priced like a draft), and a
+//!   proforma into a draft invoice.
+//! - [`send`]: an issued invoice queued for mailing to its customer.
 //! - [`annul`]: an issued invoice cancelled in its VERI*FACTU chain.
 //! - [`payments`]: recording and deleting payments.
 //! - [`invoices`]: what they share (reading an invoice, the company, the draft rule).
@@ -30,6 +32,7 @@ pub mod invoices;
 pub mod issue;
 pub mod payments;
 pub mod proformas;
+pub mod send;
 
 use std::ops::DerefMut;
 
@@ -79,6 +82,6 @@ pub trait Writer: Sync {
 
 impl Writer for crate::gate::Tx {
     async fn conn(&self) -> AppResult<impl DerefMut<Target = sqlx::AnyConnection> + Send + '_> {
-        crate::gate::Tx::conn(self).await.map_err(AppError::from)
+        crate::gate::Tx::conn(self).await
     }
 }

@@ -1,13 +1,145 @@
-//! Proformas into invoices: a draft invoice made from a proforma, both linked, once.
+//! Proformas: creating one (priced like a draft, with its own reference), changing one,
+//! and a draft invoice made from a proforma, both linked, once.
+
+use chrono::Datelike;
+use domain::reference::ReferenceFormat;
 
 use super::{
     AppError, AppResult, Services, Writer,
-    drafts::{line_request, priced_draft, store_new_draft},
+    drafts::{apply_built, line_request, priced_draft, store_new_draft},
+    invoices::company,
 };
 use crate::{
     documents,
-    routes::invoices::{CreateInvoiceRequest, model::InvoiceLine},
+    routes::{
+        entities::PlaceholderValue,
+        invoices::{
+            CreateInvoiceRequest, UpdateInvoiceRequest,
+            build::{self, DocumentInput},
+            model::{ExchangeRateEntry, InvoiceLine, SupplyType},
+        },
+    },
 };
+
+/// What a stored proforma says, decoded from its columns (a column that does not decode
+/// is an error).
+pub struct Content {
+    pub lines: Vec<domain::invoice::Line>,
+    pub placeholders: Vec<PlaceholderValue>,
+    pub rates: Vec<ExchangeRateEntry>,
+}
+
+/// Decodes the proforma's lines, placeholder values and exchange rates.
+pub fn content(row: &store::proformas::ProformaRow) -> AppResult<Content> {
+    let what = |column: &str| format!("proforma {} {column}", row.id);
+    Ok(Content {
+        lines: documents::parse(&what("lines"), &row.lines_json)?,
+        placeholders: documents::parse(
+            &what("placeholder values"),
+            &row.custom_placeholder_values_json,
+        )?,
+        rates: documents::parse(&what("exchange rates"), &row.exchange_rates_json)?,
+    })
+}
+
+/// Creates a proforma of the company from `req`, priced like a draft; its reference
+/// follows the company's `proformaReferenceFormat` and the year's proforma counter.
+pub async fn create(
+    svc: Services<'_>,
+    tx: &impl Writer,
+    company_id: &str,
+    req: CreateInvoiceRequest,
+) -> AppResult<store::proformas::ProformaRow> {
+    let mut conn = tx.conn().await?;
+    let company = company(&mut conn, company_id).await?;
+    let built = build::build(
+        &mut conn,
+        &company,
+        DocumentInput {
+            recipient_id: req.recipient_id,
+            lines: req.lines,
+            currency_code: req.currency_code,
+            custom_placeholder_values: req.custom_placeholder_values,
+            exchange_rates: req.exchange_rates,
+            supply_type: req.supply_type,
+        },
+    )
+    .await?;
+    let format = ReferenceFormat::parse(&company.proforma_reference_format).map_err(|e| {
+        AppError::invalid(format!(
+            "The proforma reference format {e}; fix it with PATCH /v1/company."
+        ))
+    })?;
+    let now = svc.now();
+    let year = i64::from(now.year());
+    let number = store::counters::next(&mut conn, company_id, "proforma", year, 1).await?;
+    let mut row = store::proformas::ProformaRow {
+        id: store::new_id(),
+        company_id: company_id.to_owned(),
+        recipient_id: String::new(),
+        supply_type: String::new(),
+        currency_code: String::new(),
+        treatment: None,
+        number,
+        year,
+        reference: format.render(year, number),
+        net_total: 0,
+        tax_total: 0,
+        withholding_total: 0,
+        total: 0,
+        line_count: 0,
+        lines_json: String::new(),
+        custom_placeholder_values_json: String::new(),
+        exchange_rates_json: String::new(),
+        invoice_id: None,
+        created_at: now.timestamp_micros(),
+        updated_at: None,
+    };
+    apply_built(&mut row, built)?;
+    store::proformas::insert(&mut conn, &row).await?;
+    Ok(row)
+}
+
+/// Changes the proforma `id` with the fields `req` gives (lines replace all lines; its
+/// reference stays) and returns it as stored.
+pub async fn update(
+    tx: &impl Writer,
+    company_id: &str,
+    id: &str,
+    req: UpdateInvoiceRequest,
+) -> AppResult<store::proformas::ProformaRow> {
+    let mut conn = tx.conn().await?;
+    let mut row = load(&mut conn, company_id, id).await?;
+    let company = company(&mut conn, company_id).await?;
+    let current = content(&row)?;
+    let input = DocumentInput {
+        recipient_id: req.recipient_id.unwrap_or_else(|| row.recipient_id.clone()),
+        lines: match req.lines {
+            Some(lines) => lines,
+            None => current
+                .lines
+                .into_iter()
+                .map(|l| line_request(&InvoiceLine::from_domain(l, "en")))
+                .collect(),
+        },
+        currency_code: Some(
+            req.currency_code
+                .unwrap_or_else(|| row.currency_code.clone()),
+        ),
+        custom_placeholder_values: req
+            .custom_placeholder_values
+            .unwrap_or(current.placeholders),
+        exchange_rates: req.exchange_rates.unwrap_or(current.rates),
+        supply_type: Some(
+            req.supply_type
+                .unwrap_or_else(|| SupplyType::parse(&row.supply_type)),
+        ),
+    };
+    let built = build::build(&mut conn, &company, input).await?;
+    apply_built(&mut row, built)?;
+    store::proformas::update(&mut conn, &row).await?;
+    load(&mut conn, company_id, id).await
+}
 
 /// The proforma `id` of the company `company_id` (404 otherwise).
 pub async fn load(
@@ -36,24 +168,19 @@ pub async fn to_invoice(
             proforma.reference
         )));
     }
-    let what = |column: &str| format!("proforma {} {column}", proforma.id);
-    let lines: Vec<domain::invoice::Line> = documents::parse(&what("lines"), &proforma.lines_json)?;
+    let current = content(&proforma)?;
     let req = CreateInvoiceRequest {
         recipient_id: proforma.recipient_id.clone(),
-        lines: lines
+        lines: current
+            .lines
             .into_iter()
             .map(|l| line_request(&InvoiceLine::from_domain(l, "en")))
             .collect(),
         bank_account_ids: Vec::new(),
         currency_code: Some(proforma.currency_code.clone()),
-        custom_placeholder_values: documents::parse(
-            &what("placeholder values"),
-            &proforma.custom_placeholder_values_json,
-        )?,
-        exchange_rates: documents::parse(&what("exchange rates"), &proforma.exchange_rates_json)?,
-        supply_type: Some(crate::routes::invoices::model::SupplyType::parse(
-            &proforma.supply_type,
-        )),
+        custom_placeholder_values: current.placeholders,
+        exchange_rates: current.rates,
+        supply_type: Some(SupplyType::parse(&proforma.supply_type)),
         due_date: None,
         buyer_reference: None,
         order_reference: None,
@@ -67,7 +194,7 @@ pub async fn to_invoice(
         svc,
         company_id,
         req,
-        "proforma",
+        store::invoices::Origin::Proforma,
         store::invoices::Series::Invoice,
     )
     .await?;

@@ -73,7 +73,7 @@ impl TestApp {
     /// A worker running the standard kinds, mailing to `smtp_url` (or an outbox in a temp dir).
     pub fn worker(&self, smtp_url: Option<String>, outbox: &std::path::Path) -> Worker {
         Worker::new(
-            context(&self.db, smtp_url, outbox),
+            context(&self.db, smtp_url, outbox).with_clock(self.state.clock.clone()),
             Registry::standard(),
             fast_config(),
         )
@@ -83,7 +83,7 @@ impl TestApp {
     /// `timeout` for each answer.
     pub fn aeat_worker(&self, endpoint: &str, timeout: Duration) -> Worker {
         let dir = std::env::temp_dir();
-        let mut ctx = context(&self.db, None, &dir);
+        let mut ctx = context(&self.db, None, &dir).with_clock(self.state.clock.clone());
         ctx.aeat = Some(std::sync::Arc::new(
             jobs::aeat::AeatClient::new(&jobs::aeat::AeatSettings {
                 endpoint: endpoint.to_owned(),

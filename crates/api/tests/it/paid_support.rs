@@ -59,7 +59,9 @@ impl TestApp {
         outbox: &std::path::Path,
     ) -> Worker {
         let db = state.db.clone();
-        let ctx = context(&db, smtp_url, outbox).with_invoicing(Arc::new(TestInvoicing(state)));
+        let ctx = context(&db, smtp_url, outbox)
+            .with_clock(state.clock.clone())
+            .with_invoicing(Arc::new(TestInvoicing(state)));
         Worker::new(ctx, Registry::standard(), fast_config())
     }
 

@@ -245,11 +245,22 @@ db_test!(
         app.get(&format!("/v1/reports/{id}/pdf"), As::Ai(&app.b))
             .await
             .expect(404);
-        // Expired: eight days later.
-        app.set_time(&(chrono::Utc::now() + chrono::Duration::days(8)).to_rfc3339());
+        // Expired: eight days after the worker made it, by the service's clock (the worker
+        // reads the same clock as the API; a worker on the system clock would have made a
+        // link that is still valid then).
+        let made = app.now();
+        let expires: i64 = link
+            .split("expires=")
+            .nth(1)
+            .and_then(|s| s.split('&').next())
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert_eq!(expires, made.timestamp() + 7 * 24 * 3600, "{link}");
+        app.set_time(&(made + chrono::Duration::days(8)).to_rfc3339());
         let r = app.get(&link, As::Anonymous).await.expect(403);
         assert_eq!(r.json()["error"], "link_expired");
-        app.set_time(&chrono::Utc::now().to_rfc3339());
+        app.set_time(&made.to_rfc3339());
         app.get(&link, As::Anonymous).await.expect(200);
         // Deleted: the link is refused and the PDF is gone.
         let files = |app: &TestApp| {

@@ -93,15 +93,16 @@ async fn receive(State(r): State<Receiver>, headers: HeaderMap, body: Bytes) -> 
 }
 
 /// Checks a delivery as a receiver must: the Standard Webhooks signature, computed here
-/// with the secret, over `id.timestamp.body`, and a timestamp close to now.
-pub(crate) fn verify(secret: &str, got: &Got) {
+/// with the secret, over `id.timestamp.body`, and a timestamp close to `now` (the
+/// service's clock when it was sent: the worker signs with the clock tests set).
+pub(crate) fn verify(secret: &str, got: &Got, now: chrono::DateTime<chrono::Utc>) {
     let id = &got.headers["webhook-id"];
     let timestamp = &got.headers["webhook-timestamp"];
     assert!(id.starts_with("msg_"), "{id}");
     let ts: i64 = timestamp.parse().unwrap();
     assert!(
-        (chrono::Utc::now().timestamp() - ts).abs() < 300,
-        "fresh timestamp"
+        (now.timestamp() - ts).abs() < 300,
+        "fresh timestamp: {ts}, now {now}"
     );
     let key = STANDARD
         .decode(secret.strip_prefix("whsec_").unwrap())
@@ -130,7 +131,7 @@ pub(crate) fn verify(secret: &str, got: &Got) {
 /// A worker that delivers webhooks (to 127.0.0.1 when `allow_private`), giving up on a
 /// delivery after `attempts`.
 fn hook_worker(app: &TestApp, dir: &std::path::Path, allow_private: bool, attempts: i64) -> Worker {
-    let mut ctx = context(&app.db, None, dir);
+    let mut ctx = context(&app.db, None, dir).with_clock(app.state.clock.clone());
     ctx.webhooks = Arc::new(jobs::webhooks::Settings {
         allow_private,
         max_attempts: attempts,
@@ -359,7 +360,7 @@ db_test!(every_event_is_signed_and_typed, |app| {
 
     let got = rx.got();
     for g in &got {
-        verify(&secret, g);
+        verify(&secret, g, app.now());
     }
     let mut events = rx.events();
     events.sort();
@@ -458,7 +459,7 @@ db_test!(a_failed_delivery_is_retried_and_can_be_sent_again, |app| {
     let got = rx.got();
     assert_eq!(got.len(), 3);
     for g in &got {
-        verify(&secret, g);
+        verify(&secret, g, app.now());
         assert_eq!(
             g.headers["webhook-id"], got[0].headers["webhook-id"],
             "same message"
@@ -475,7 +476,7 @@ db_test!(a_failed_delivery_is_retried_and_can_be_sent_again, |app| {
     assert_eq!(again["status"], "pending");
     drive(&worker, "the re-send", || rx.got().len() >= 4).await;
     let got = rx.got();
-    verify(&secret, &got[3]);
+    verify(&secret, &got[3], app.now());
     assert_eq!(got[3].headers["webhook-id"], got[0].headers["webhook-id"]);
     assert_eq!(
         deliveries(&app, &app.a, &hook).await[0]["status"],
@@ -713,8 +714,8 @@ db_test!(companies_never_see_each_others_webhooks, |app| {
     .await;
     assert_eq!(rx_a.got()[0].json()["data"]["id"], a_draft.as_str());
     assert_eq!(rx_b.got()[0].json()["data"]["id"], b_draft.as_str());
-    verify(&secret_a, &rx_a.got()[0]);
-    verify(&secret_b, &rx_b.got()[0]);
+    verify(&secret_a, &rx_a.got()[0], app.now());
+    verify(&secret_b, &rx_b.got()[0], app.now());
     assert_ne!(secret_a, secret_b);
     let d = deliveries(&app, &app.a, &hook_a).await[0]["id"]
         .as_str()
@@ -1042,7 +1043,7 @@ db_test!(verifactu_answers_are_events, aeat, |app| {
         description: "El bloque Destinatarios tiene que estar cumplimentado.".into(),
     });
     let dir = tempfile::tempdir().unwrap();
-    let mut ctx = context(&app.db, None, dir.path());
+    let mut ctx = context(&app.db, None, dir.path()).with_clock(app.state.clock.clone());
     ctx.aeat = Some(Arc::new(
         jobs::aeat::AeatClient::new(&jobs::aeat::AeatSettings {
             endpoint: fake.url(),
@@ -1061,7 +1062,7 @@ db_test!(verifactu_answers_are_events, aeat, |app| {
     drive(&worker, "both answers", || rx.got().len() >= 2).await;
     let got = rx.got();
     for g in &got {
-        verify(&secret, g);
+        verify(&secret, g, app.now());
     }
     let of = |invoice: &str| {
         got.iter()

@@ -9,7 +9,7 @@ use jobs::{Registry, Worker};
 use serde_json::json;
 
 use crate::{
-    background::{context, fast_config},
+    background::{Running, context, fast_config},
     paid_support::TestInvoicing,
     support::*,
     webhooks::{Receiver, drive, endpoint, verify},
@@ -17,8 +17,9 @@ use crate::{
 
 /// A worker that mails invoices (to `.eml` files) and delivers webhooks to 127.0.0.1.
 fn worker(app: &TestApp, outbox: &std::path::Path) -> Worker {
-    let mut ctx =
-        context(&app.db, None, outbox).with_invoicing(Arc::new(TestInvoicing(app.state.clone())));
+    let mut ctx = context(&app.db, None, outbox)
+        .with_clock(app.state.clock.clone())
+        .with_invoicing(Arc::new(TestInvoicing(app.state.clone())));
     ctx.webhooks = Arc::new(jobs::webhooks::Settings {
         allow_private: true,
         ..jobs::webhooks::Settings::default()
@@ -105,8 +106,45 @@ db_test!(invoice_sent_and_overdue_are_emitted_once_each, |app| {
     let overdue = got[1].json();
     assert_eq!(overdue["data"]["id"], late.as_str(), "only the unpaid one");
     assert_eq!(overdue["data"]["paid_minor"], 0);
-    for g in &got {
-        verify(&secret, g);
-    }
+    // Signed with the service's clock as the worker sent each one (a worker reading the
+    // system clock would sign with today's time instead).
+    verify(&secret, &got[0], "2026-03-01T10:00:00Z".parse().unwrap());
+    verify(&secret, &got[1], "2026-03-06T08:00:00Z".parse().unwrap());
     assert!(other.got().is_empty(), "{:?}", other.events());
 });
+
+db_test!(
+    a_running_worker_passes_the_schedule_on_the_services_clock,
+    |app| {
+        // Years ahead of the system clock: only a worker reading the service's clock finds the
+        // invoice overdue.
+        app.set_time("2030-01-01T10:00:00Z");
+        let rx = Receiver::start().await;
+        let (_, secret) = endpoint(&app, &app.a, &rx.url, &["invoice.overdue"]).await;
+        app.settle(&app.a).await;
+        let c = app.entity(&app.a, irish_customer()).await;
+        let d = app
+            .draft(
+                &app.a,
+                json!({"recipient_id": c, "lines": one_line(10000), "due_date": "2030-01-05"}),
+            )
+            .await;
+        let issued = app.issue(&app.a, d["id"].as_str().unwrap()).await;
+        app.set_time("2030-01-06T08:00:00Z");
+
+        // The worker's own loop (not a pass the test runs with a time it chose).
+        let outbox = tempfile::tempdir().unwrap();
+        let running = Running::spawn(worker(&app, outbox.path()));
+        for _ in 0..400 {
+            if !rx.events().is_empty() {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        running.stop().await;
+        assert_eq!(rx.events(), ["invoice.overdue"]);
+        let got = rx.got();
+        assert_eq!(got[0].json()["data"]["id"], issued["id"]);
+        verify(&secret, &got[0], app.now());
+    }
+);

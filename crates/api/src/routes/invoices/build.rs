@@ -5,11 +5,11 @@ use domain::{country::CountryCode, currency::CurrencyCode, entity_type::EntityTy
 
 use super::model::{ExchangeRateEntry, InvoiceLineRequest, SupplyType};
 use crate::{
-    error::{ApiError, ApiResult},
     routes::{
         company::CustomPlaceholder,
         entities::{EntityTemplate, PlaceholderValue},
     },
+    workflows::{AppError, AppResult},
 };
 
 /// What a document is created from.
@@ -37,7 +37,7 @@ pub struct Built {
 }
 
 /// The issuer as the tax engine sees it.
-pub fn issuer(company: &store::companies::CompanyRow) -> ApiResult<tax::Issuer> {
+pub fn issuer(company: &store::companies::CompanyRow) -> AppResult<tax::Issuer> {
     let ty = company
         .company_type
         .as_deref()
@@ -51,7 +51,7 @@ pub fn issuer(company: &store::companies::CompanyRow) -> ApiResult<tax::Issuer> 
             .transpose()?
             .and_then(|a| CountryCode::parse(&a.country).ok())
             .ok_or_else(|| {
-                ApiError::bad_request(
+                AppError::invalid(
                     "The company has no country: set its `type` (e.g. `ES:SL`) with PATCH /v1/company.",
                 )
             })?,
@@ -67,8 +67,8 @@ pub fn issuer(company: &store::companies::CompanyRow) -> ApiResult<tax::Issuer> 
 }
 
 /// The recipient as the tax engine sees it.
-pub fn recipient_party(e: &store::entities::EntityRow) -> ApiResult<tax::Party> {
-    let ty = EntityType::parse(&e.entity_type).map_err(|err| ApiError::Internal(err.into()))?;
+pub fn recipient_party(e: &store::entities::EntityRow) -> AppResult<tax::Party> {
+    let ty = EntityType::parse(&e.entity_type).map_err(|err| AppError::Internal(err.into()))?;
     Ok(tax::Party {
         country: ty.country(),
         is_business: tax::is_business(e.fiscal_id.is_some(), e.vies_vat_id.is_some(), &ty),
@@ -81,9 +81,9 @@ pub async fn recipient(
     conn: &mut sqlx::AnyConnection,
     company_id: &str,
     id: &str,
-) -> ApiResult<store::entities::EntityRow> {
+) -> AppResult<store::entities::EntityRow> {
     store::entities::get(conn, company_id, id).await?.ok_or_else(|| {
-        ApiError::bad_request(format!(
+        AppError::invalid(format!(
             "`recipient_id` {id} is not an entity of this company (GET /v1/entities lists them)."
         ))
     })
@@ -94,11 +94,11 @@ pub async fn build(
     conn: &mut sqlx::AnyConnection,
     company: &store::companies::CompanyRow,
     input: DocumentInput,
-) -> ApiResult<Built> {
+) -> AppResult<Built> {
     let recipient = recipient(conn, &company.id, &input.recipient_id).await?;
     let currency_code = match input.currency_code.filter(|c| !c.trim().is_empty()) {
         Some(c) => CurrencyCode::parse(&c)
-            .map_err(|e| ApiError::bad_request(format!("`currency_code`: {e}.")))?
+            .map_err(|e| AppError::invalid(format!("`currency_code`: {e}.")))?
             .code()
             .to_owned(),
         None => recipient.currency_code.clone(),
@@ -111,7 +111,7 @@ pub async fn build(
     };
     let inputs: Vec<_> = input.lines.iter().map(InvoiceLineRequest::domain).collect();
     let (lines, totals) = domain::invoice::compute(&inputs, Some(&ctx))
-        .map_err(|e| ApiError::bad_request(format!("{e}.")))?;
+        .map_err(|e| AppError::invalid(format!("{e}.")))?;
     let treatment = lines
         .iter()
         .flat_map(|l| &l.tax_lines)
@@ -142,12 +142,12 @@ pub fn placeholders(
     company: &store::companies::CompanyRow,
     template: Option<&EntityTemplate>,
     given: Vec<PlaceholderValue>,
-) -> ApiResult<Vec<PlaceholderValue>> {
+) -> AppResult<Vec<PlaceholderValue>> {
     let defined: Vec<CustomPlaceholder> =
         crate::documents::parse("company placeholders", &company.custom_placeholders_json)?;
     for (i, v) in given.iter().enumerate() {
         if !defined.iter().any(|d| d.key == v.key) {
-            return Err(ApiError::bad_request(format!(
+            return Err(AppError::invalid(format!(
                 "`custom_placeholder_values[{i}].key`: `{}` is not a placeholder of the company (defined: {}).",
                 v.key,
                 if defined.is_empty() {
@@ -162,13 +162,13 @@ pub fn placeholders(
             )));
         }
         if given[..i].iter().any(|p| p.key == v.key) {
-            return Err(ApiError::bad_request(format!(
+            return Err(AppError::invalid(format!(
                 "`custom_placeholder_values`: `{}` is given more than once.",
                 v.key
             )));
         }
         if v.value.chars().count() > 1000 {
-            return Err(ApiError::bad_request(format!(
+            return Err(AppError::invalid(format!(
                 "`custom_placeholder_values[{i}].value` must be at most 1000 characters."
             )));
         }
@@ -195,7 +195,7 @@ pub fn placeholders(
                 value,
             }),
             None if d.required => {
-                return Err(ApiError::bad_request(format!(
+                return Err(AppError::invalid(format!(
                     "`custom_placeholder_values`: `{}` ({}) is required; give it a value.",
                     d.key, d.label
                 )));
@@ -207,9 +207,9 @@ pub fn placeholders(
 }
 
 /// Checks supplied rates: ISO codes, positive, one per pair.
-pub fn exchange_rates(rates: Vec<ExchangeRateEntry>) -> ApiResult<Vec<ExchangeRateEntry>> {
+pub fn exchange_rates(rates: Vec<ExchangeRateEntry>) -> AppResult<Vec<ExchangeRateEntry>> {
     if rates.len() > 20 {
-        return Err(ApiError::bad_request(
+        return Err(AppError::invalid(
             "`exchange_rates` takes at most 20 entries.",
         ));
     }
@@ -218,16 +218,16 @@ pub fn exchange_rates(rates: Vec<ExchangeRateEntry>) -> ApiResult<Vec<ExchangeRa
         let code = |field: &str, c: &str| {
             CurrencyCode::parse(c)
                 .map(|c| c.code().to_owned())
-                .map_err(|e| ApiError::bad_request(format!("`exchange_rates[{i}].{field}`: {e}.")))
+                .map_err(|e| AppError::invalid(format!("`exchange_rates[{i}].{field}`: {e}.")))
         };
         let (from, to) = (code("from", &r.from)?, code("to", &r.to)?);
         if r.rate <= rust_decimal::Decimal::ZERO || r.rate.scale() > 10 {
-            return Err(ApiError::bad_request(format!(
+            return Err(AppError::invalid(format!(
                 "`exchange_rates[{i}].rate` must be a positive decimal with at most 10 decimals."
             )));
         }
         if out.iter().any(|o| o.from == from && o.to == to) {
-            return Err(ApiError::bad_request(format!(
+            return Err(AppError::invalid(format!(
                 "`exchange_rates` gives {from}->{to} more than once."
             )));
         }

@@ -261,7 +261,7 @@ pub async fn delete_invoice(
 }
 
 pub(crate) use crate::workflows::{
-    drafts::{line_request, priced_draft, store_new_draft, to_json},
+    drafts::{priced_draft, store_new_draft, to_json},
     invoices::{company, load},
 };
 
@@ -271,5 +271,9 @@ pub(crate) fn view(
     lang: &str,
     state: &crate::AppState,
 ) -> ApiResult<Invoice> {
-    crate::documents::views::invoice(r, lang, state.now().timestamp_micros())
+    Ok(crate::documents::views::invoice(
+        r,
+        lang,
+        state.now().timestamp_micros(),
+    )?)
 }

@@ -185,7 +185,8 @@ pub struct Invoice {
     /// `invoice` or `corrective`.
     pub series: String,
     pub recipient_id: String,
-    /// How it came to exist: `api`, `mcp` (an approved AI request), `proforma`, `correction`.
+    /// How it came to exist: `api`, `mcp` (an approved AI request), `proforma`, `correction`,
+    /// `recurring`.
     pub origin: String,
     pub supply_type: SupplyType,
     pub currency_code: String,

@@ -186,7 +186,7 @@ fn next_period(
 
 fn date(what: &str, text: &str) -> ApiResult<NaiveDate> {
     NaiveDate::parse_from_str(text, "%Y-%m-%d")
-        .map_err(|e| crate::documents::corrupt(what.to_owned(), e))
+        .map_err(|e| crate::documents::corrupt(what.to_owned(), e).into())
 }
 
 /// The view of a stored schedule; a column that does not decode is an error.
@@ -302,7 +302,7 @@ async fn check_draft(
         state.services(),
         company_id,
         req,
-        "recurring",
+        store::invoices::Origin::Recurring,
         store::invoices::Series::Invoice,
     )
     .await?;
@@ -557,7 +557,8 @@ async fn run_schedule(
         }
         let draft = {
             let fields: Result<Map<String, Value>, ApiError> =
-                crate::documents::parse("recurring invoice fields", &s.invoice_json);
+                crate::documents::parse("recurring invoice fields", &s.invoice_json)
+                    .map_err(ApiError::from);
             match fields.and_then(|f| invoice_request(&f)) {
                 Ok(req) => {
                     let mut db = state.db.pool().acquire().await?;
@@ -566,7 +567,7 @@ async fn run_schedule(
                         state.services(),
                         &s.company_id,
                         req,
-                        "recurring",
+                        store::invoices::Origin::Recurring,
                         store::invoices::Series::Invoice,
                     )
                     .await
@@ -701,7 +702,7 @@ async fn issue_and_send(
     }
     async {
         let mut tx = state.db.begin_write().await?;
-        super::send::queue_send(
+        crate::workflows::send::queue(
             tx.conn(),
             &issued,
             super::send::SendInvoiceRequest::default(),
