@@ -5,10 +5,8 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use chrono::{NaiveDate, TimeZone, Utc};
-use document::build::{Issue, build};
+use chrono::{TimeZone, Utc};
 use document::*;
-use rust_decimal::Decimal;
 
 pub use document::samples::*;
 
