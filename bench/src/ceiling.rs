@@ -4,33 +4,16 @@
 //! ceiling of a write request, one indexed read and then one write transaction
 //! (`POST /read-write`). Service figures are reported as ratios of it.
 //!
-//! Its write transactions are sqlx's own (`store::bench_support::ceiling_write_sqlx`:
-//! `begin_with`, `commit`, behind the same one-writer queue on SQLite): the stack as a
-//! minimal handler finds it. `POST /write-store` makes the same write through the service's
-//! own transactions (`store::Db::begin_write`, which on SQLite sends `BEGIN IMMEDIATE` and
-//! `COMMIT` as plain statements), to show what that alone gains.
-//!
 //! Usage: `ceiling <database-url> <listen-addr>`; prints `listening on http://ADDR`.
 #![forbid(unsafe_code)]
 // Like the service's crates: no unwrap outside tests.
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
-
-use std::sync::Arc;
 
 use axum::{
     Router,
     extract::State,
     routing::{get, post},
 };
-
-use tokio::sync::Semaphore;
-
-/// The database and, for SQLite, the one-writer queue the ceiling's writes take.
-#[derive(Clone)]
-struct Ceiling {
-    db: store::Db,
-    gate: Arc<Semaphore>,
-}
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
@@ -50,11 +33,7 @@ async fn main() -> anyhow::Result<()> {
         .route("/read", get(read))
         .route("/write", post(write))
         .route("/read-write", post(read_write))
-        .route("/write-store", post(write_store))
-        .with_state(Ceiling {
-            db,
-            gate: Arc::new(Semaphore::new(1)),
-        });
+        .with_state(db);
     let listener = tokio::net::TcpListener::bind(&addr).await?;
     eprintln!("listening on http://{}", listener.local_addr()?);
     axum::serve(listener, app).await?;
@@ -69,25 +48,17 @@ async fn sqlx_exec(db: &store::Db, sql: &'static str) -> anyhow::Result<()> {
 }
 
 /// One indexed read (a company by primary key).
-async fn read(State(c): State<Ceiling>) -> Result<String, String> {
-    let mut conn = c.db.pool().acquire().await.map_err(|e| e.to_string())?;
+async fn read(State(db): State<store::Db>) -> Result<String, String> {
+    let mut conn = db.pool().acquire().await.map_err(|e| e.to_string())?;
     let n = store::bench_support::count_company(&mut conn, "00000000-0000-0000-0000-000000000000")
         .await
         .map_err(|e| e.to_string())?;
     Ok(n.to_string())
 }
 
-/// One write transaction (an insert) made with sqlx's transaction API, committed.
-async fn write(State(c): State<Ceiling>) -> Result<&'static str, String> {
-    store::bench_support::ceiling_write_sqlx(&c.db, &c.gate, &store::new_id())
-        .await
-        .map_err(|e| e.to_string())?;
-    Ok("ok")
-}
-
-/// The same write through the service's own transactions.
-async fn write_store(State(c): State<Ceiling>) -> Result<&'static str, String> {
-    let mut tx = c.db.begin_write().await.map_err(|e| e.to_string())?;
+/// One write transaction (an insert), committed.
+async fn write(State(db): State<store::Db>) -> Result<&'static str, String> {
+    let mut tx = db.begin_write().await.map_err(|e| e.to_string())?;
     store::bench_support::insert_ceiling_row(tx.conn(), &store::new_id())
         .await
         .map_err(|e| e.to_string())?;
@@ -97,7 +68,7 @@ async fn write_store(State(c): State<Ceiling>) -> Result<&'static str, String> {
 
 /// One indexed read, then one write transaction (an insert), committed: what a write
 /// request that checks something first does at the least.
-async fn read_write(State(c): State<Ceiling>) -> Result<&'static str, String> {
-    read(State(c.clone())).await?;
-    write(State(c)).await
+async fn read_write(State(db): State<store::Db>) -> Result<&'static str, String> {
+    read(State(db.clone())).await?;
+    write(State(db)).await
 }

@@ -390,7 +390,6 @@ fn op(
         "ceiling_read" => ok(send(http, c, "GET", &format!("{base}/read"), None)?.0),
         "ceiling_write" => ok(send(http, c, "POST", &format!("{base}/write"), None)?.0),
         "ceiling_read_write" => ok(send(http, c, "POST", &format!("{base}/read-write"), None)?.0),
-        "ceiling_write_store" => ok(send(http, c, "POST", &format!("{base}/write-store"), None)?.0),
         other => anyhow::bail!("unknown scenario {other}"),
     })
 }

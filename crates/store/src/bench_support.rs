@@ -27,27 +27,6 @@ pub async fn insert_ceiling_row(conn: &mut AnyConnection, id: &str) -> sqlx::Res
     Ok(())
 }
 
-/// The reference ceiling's write: one ceiling row inserted in a transaction made with sqlx's
-/// own API, what a minimal handler on this stack does (`begin_with("BEGIN IMMEDIATE")` on
-/// SQLite, after `gate`, the one-writer queue in process; `begin` on PostgreSQL), committed.
-/// The service's own transactions ([`crate::Db::begin_write`]) are measured against it.
-pub async fn ceiling_write_sqlx(
-    db: &crate::Db,
-    gate: &tokio::sync::Semaphore,
-    id: &str,
-) -> sqlx::Result<()> {
-    let _writer = match db.backend() {
-        crate::Backend::Sqlite => Some(gate.acquire().await.map_err(|_| sqlx::Error::PoolClosed)?),
-        crate::Backend::Postgres => None,
-    };
-    let mut tx = match db.backend() {
-        crate::Backend::Sqlite => db.pool().begin_with("BEGIN IMMEDIATE").await?,
-        crate::Backend::Postgres => db.pool().begin().await?,
-    };
-    insert_ceiling_row(&mut tx, id).await?;
-    tx.commit().await
-}
-
 /// Stores many invoices in one multi-row `INSERT` (the bulk seeder of `loadgen seed-bulk`).
 ///
 /// The rows are written column for column as [`crate::invoices::insert_numbered_draft`] writes one; at

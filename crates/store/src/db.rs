@@ -220,13 +220,14 @@ impl Db {
             ),
             None => None,
         };
-        match self.backend {
-            Backend::Sqlite => WriteTx::sqlite(self.pool.acquire().await?, permit).await,
-            Backend::Postgres => Ok(WriteTx {
-                inner: Some(Inner::Sqlx(self.pool.begin().await?)),
-                permit,
-            }),
-        }
+        let tx = match self.backend {
+            Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
+            Backend::Postgres => self.pool.begin().await?,
+        };
+        Ok(WriteTx {
+            tx,
+            _permit: permit,
+        })
     }
 
     /// Closes every connection of the pool.
@@ -434,113 +435,24 @@ async fn checkpoint(conn: &mut AnyConnection) -> sqlx::Result<(i64, i64)> {
 
 /// A write transaction; dropping it without [`WriteTx::commit`] rolls it back.
 pub struct WriteTx {
-    inner: Option<Inner>,
-    /// SQLite's in-process writer gate, held until the transaction has ended.
-    permit: Option<OwnedSemaphorePermit>,
-}
-
-enum Inner {
-    /// PostgreSQL: sqlx's transaction.
-    Sqlx(Transaction<'static, Any>),
-    /// SQLite: `BEGIN IMMEDIATE`, `COMMIT` and `ROLLBACK` sent as plain statements on a pooled
-    /// connection. sqlx's own transaction commands make the connection's thread wait after
-    /// each until the request's task has taken the answer (a rendezvous: two more thread
-    /// switches, about a third of a write's time under the writer on two cores); a plain
-    /// statement's answer is queued and the thread goes on. sqlx then does not know the
-    /// connection is in a transaction, so this type ends it on every path: commit,
-    /// rollback, or, when dropped unfinished, a rollback sent from a task that keeps the
-    /// writer gate until it is done (the connection is closed instead, which rolls back too,
-    /// when that cannot be sent).
-    Sqlite(PoolConnection<Any>),
+    tx: Transaction<'static, Any>,
+    _permit: Option<OwnedSemaphorePermit>,
 }
 
 impl WriteTx {
-    async fn sqlite(
-        mut conn: PoolConnection<Any>,
-        permit: Option<OwnedSemaphorePermit>,
-    ) -> sqlx::Result<Self> {
-        conn.execute("BEGIN IMMEDIATE").await?;
-        Ok(Self {
-            inner: Some(Inner::Sqlite(conn)),
-            permit,
-        })
-    }
-
     /// Makes the transaction's changes durable.
-    pub async fn commit(mut self) -> sqlx::Result<()> {
-        match self.inner.take() {
-            Some(Inner::Sqlx(tx)) => tx.commit().await,
-            Some(Inner::Sqlite(mut conn)) => match conn.execute("COMMIT").await {
-                Ok(_) => Ok(()),
-                Err(e) => {
-                    // Whatever state the failed commit left, the connection is not reused.
-                    conn.close_on_drop();
-                    Err(e)
-                }
-            },
-            None => Ok(()),
-        }
+    pub async fn commit(self) -> sqlx::Result<()> {
+        self.tx.commit().await
     }
 
     /// Undoes the transaction's changes.
-    pub async fn rollback(mut self) -> sqlx::Result<()> {
-        match self.inner.take() {
-            Some(Inner::Sqlx(tx)) => tx.rollback().await,
-            Some(Inner::Sqlite(mut conn)) => rollback_sqlite(&mut conn).await,
-            None => Ok(()),
-        }
+    pub async fn rollback(self) -> sqlx::Result<()> {
+        self.tx.rollback().await
     }
 
     /// The connection the transaction runs on.
     pub fn conn(&mut self) -> &mut sqlx::AnyConnection {
-        match self.inner.as_mut() {
-            Some(Inner::Sqlx(tx)) => tx,
-            Some(Inner::Sqlite(conn)) => conn,
-            // Only `commit` and `rollback` take it, and they consume `self`.
-            None => unreachable!("a write transaction is used after it ended"),
-        }
-    }
-}
-
-/// Rolls a SQLite transaction back; a connection that cannot be rolled back is closed
-/// (which rolls it back) rather than returned to the pool inside the transaction.
-async fn rollback_sqlite(conn: &mut PoolConnection<Any>) -> sqlx::Result<()> {
-    match conn.execute("ROLLBACK").await {
-        Ok(_) => Ok(()),
-        // SQLite ended it already (it rolls back by itself after some errors, such as a
-        // full disk): nothing is left to undo.
-        Err(e) if !conn_in_transaction(&e) => Ok(()),
-        Err(e) => {
-            conn.close_on_drop();
-            Err(e)
-        }
-    }
-}
-
-/// Whether a failed `ROLLBACK` may have left the transaction open: anything but SQLite's
-/// "no transaction is active".
-fn conn_in_transaction(e: &sqlx::Error) -> bool {
-    !matches!(e, sqlx::Error::Database(db) if db.message().contains("no transaction is active"))
-}
-
-impl Drop for WriteTx {
-    fn drop(&mut self) {
-        let Some(Inner::Sqlite(mut conn)) = self.inner.take() else {
-            // sqlx's transaction rolls itself back when dropped.
-            return;
-        };
-        let permit = self.permit.take();
-        match tokio::runtime::Handle::try_current() {
-            Ok(runtime) => {
-                runtime.spawn(async move {
-                    if let Err(e) = rollback_sqlite(&mut conn).await {
-                        tracing::warn!(error = %e, "rolling back an abandoned write transaction failed; its connection is closed");
-                    }
-                    drop(permit);
-                });
-            }
-            Err(_) => conn.close_on_drop(),
-        }
+        &mut self.tx
     }
 }
 
@@ -787,8 +699,7 @@ mod tests {
     }
 
     /// Every pooled connection begins a transaction of its own: none was handed back to the
-    /// pool still inside one (sqlx does not know of the SQLite transactions `WriteTx` opens
-    /// with plain statements).
+    /// pool still inside one.
     async fn no_connection_left_in_a_transaction(db: &Db) {
         let mut held = Vec::new();
         for _ in 0..8 {
@@ -802,8 +713,8 @@ mod tests {
     }
 
     /// SQLite write transactions are ended on every path: committed, rolled back, failed
-    /// and rolled back, or dropped unfinished (rolled back by a task that holds the writer
-    /// gate until it is done), and no connection goes back to the pool inside one.
+    /// and rolled back, or dropped unfinished (a request cancelled mid-way), and no
+    /// connection goes back to the pool inside one.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn sqlite_write_transactions_end_on_every_path() {
         let (dir, _file, db) = blob_db("tx").await;
