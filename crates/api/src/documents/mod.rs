@@ -41,12 +41,26 @@ pub fn of_row(row: &InvoiceRow) -> AppResult<Invoice> {
             row.id
         ))
     })?;
+    // What issuing stored beside the document: an issued row without it is corrupt, never
+    // an invoice numbered 0 of 1970.
+    let missing = |what: &str| {
+        corrupt(
+            format!("invoice {}", row.id),
+            format!("an issued invoice without {what}"),
+        )
+    };
     let frame = Frame {
         id: row.id.clone(),
-        number: row.reference.clone().unwrap_or_default(),
-        yearly_number: row.invoice_number.unwrap_or_default(),
-        year: row.invoice_year.unwrap_or_default(),
-        issued_at: store::from_micros(row.issued_at.unwrap_or_default()),
+        number: row
+            .reference
+            .clone()
+            .ok_or_else(|| missing("its reference"))?,
+        yearly_number: row.invoice_number.ok_or_else(|| missing("its number"))?,
+        year: row.invoice_year.ok_or_else(|| missing("its year"))?,
+        issued_at: row
+            .issued_at
+            .and_then(chrono::DateTime::from_timestamp_micros)
+            .ok_or_else(|| missing("a valid issue time"))?,
     };
     document::stored::decode(text, frame).map_err(|e| corrupt(format!("invoice {}", row.id), e))
 }

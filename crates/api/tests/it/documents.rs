@@ -174,3 +174,47 @@ db_test!(a_stored_document_that_does_not_decode_is_an_error, |app| {
     let done = api::documents::legacy::backfill(&app.db).await.unwrap();
     assert_eq!((done.done, done.failed), (0, 1));
 });
+
+// What issuing stores beside the document (reference, number, year, issue time) is part of
+// the issued invoice: a row without one of them is corrupt, an error on every reader, never
+// an invoice numbered 0 of 1970 (api::documents::of_row).
+db_test!(
+    an_issued_row_without_its_number_or_date_is_an_error,
+    |app| {
+        app.settle(&app.a).await;
+        let customer = app.entity(&app.a, irish_customer()).await;
+        // (The number cannot be taken away: a CHECK of the table ties it to the status.)
+        for column in ["reference", "invoice_year", "issued_at"] {
+            let d = app
+                .draft(
+                    &app.a,
+                    json!({"recipient_id": customer, "lines": one_line(100)}),
+                )
+                .await;
+            let id = d["id"].as_str().unwrap();
+            app.issue(&app.a, id).await;
+            get(&app, &format!("/v1/invoices/{id}/einvoice?format=ubl"))
+                .await
+                .expect(200);
+            exec(
+                &app,
+                &format!("UPDATE invoices SET {column} = NULL WHERE id = $1"),
+                &[],
+                id,
+            )
+            .await;
+            for path in [
+                format!("/v1/invoices/{id}"),
+                format!("/v1/invoices/{id}/pdf"),
+                format!("/v1/invoices/{id}/einvoice?format=ubl"),
+            ] {
+                let r = get(&app, &path).await.expect(500);
+                assert!(
+                    !r.text().contains(column),
+                    "internals must not show: {}",
+                    r.text()
+                );
+            }
+        }
+    }
+);
