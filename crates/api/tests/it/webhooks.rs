@@ -1131,43 +1131,27 @@ db_test!(a_disabled_endpoint_is_sent_no_invoice_events, |app| {
     )
     .await;
     app.settle(&app.a).await;
-    let path = format!("/v1/webhooks/{hook}");
-    app.call(
-        "PATCH",
-        &path,
-        As::Human(&app.a),
-        Some(json!({"enabled": false})),
-    )
-    .await
-    .expect(200);
-    let quiet = draft(&app, &app.a, 100).await;
-    app.call(
-        "POST",
-        &format!("/v1/invoices/{quiet}/issue"),
-        As::Human(&app.a),
-        None,
-    )
-    .await
-    .expect(200);
+    // Sets the endpoint's `enabled`, then makes a draft and issues it; returns the invoice.
+    let draft_and_issue_with = |enabled: bool, price: i64| {
+        let (app, hook) = (&app, &hook);
+        async move {
+            app.call(
+                "PATCH",
+                &format!("/v1/webhooks/{hook}"),
+                As::Human(&app.a),
+                Some(json!({ "enabled": enabled })),
+            )
+            .await
+            .expect(200);
+            let id = draft(app, &app.a, price).await;
+            app.issue(&app.a, &id).await;
+            id
+        }
+    };
+    draft_and_issue_with(false, 100).await;
     assert!(deliveries(&app, &app.a, &hook).await.is_empty());
 
-    app.call(
-        "PATCH",
-        &path,
-        As::Human(&app.a),
-        Some(json!({"enabled": true})),
-    )
-    .await
-    .expect(200);
-    let heard = draft(&app, &app.a, 200).await;
-    app.call(
-        "POST",
-        &format!("/v1/invoices/{heard}/issue"),
-        As::Human(&app.a),
-        None,
-    )
-    .await
-    .expect(200);
+    let heard = draft_and_issue_with(true, 200).await;
     let got = deliveries(&app, &app.a, &hook).await;
     let mut events: Vec<&str> = got
         .iter()
