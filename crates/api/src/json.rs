@@ -41,8 +41,14 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
     }
 }
 
-/// Parses JSON bytes (an empty body counts as `{}`), naming the failing field.
+/// Parses JSON bytes (an empty body counts as `{}`), naming the failing field: a 400.
 pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    decode(bytes).map_err(ApiError::bad_request)
+}
+
+/// Parses JSON bytes as [`parse`] does; the error is the message saying what to fix, for
+/// callers outside HTTP (the workflows answer it as invalid input).
+pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, String> {
     let bytes: &[u8] = if bytes.iter().all(u8::is_ascii_whitespace) {
         b"{}"
     } else {
@@ -57,11 +63,11 @@ pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
         // serde_json appends " at line L column C"; the field path is clearer.
         let msg = msg.split(" at line ").next().unwrap_or(&msg).to_owned();
         if inner.is_syntax() || inner.is_eof() {
-            ApiError::bad_request(format!("The request body is not valid JSON: {msg}."))
+            format!("The request body is not valid JSON: {msg}.")
         } else if path == "." {
-            ApiError::bad_request(format!("Invalid request body: {msg}."))
+            format!("Invalid request body: {msg}.")
         } else {
-            ApiError::bad_request(format!("Invalid field `{path}`: {msg}."))
+            format!("Invalid field `{path}`: {msg}.")
         }
     })
 }
@@ -69,7 +75,7 @@ pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
 /// Refuses text with the NUL character (`\u0000`): PostgreSQL cannot store it
 /// in text columns, and no invoice field needs it. Cheap: the JSON is walked
 /// only when the raw bytes contain the escape.
-fn reject_nul(bytes: &[u8]) -> Result<(), ApiError> {
+fn reject_nul(bytes: &[u8]) -> Result<(), String> {
     const ESCAPE: &[u8] = b"\\u0000";
     if !bytes.windows(ESCAPE.len()).any(|w| w == ESCAPE) {
         return Ok(());
@@ -110,9 +116,9 @@ fn reject_nul(bytes: &[u8]) -> Result<(), ApiError> {
         } else {
             path.concat()
         };
-        return Err(ApiError::bad_request(format!(
+        return Err(format!(
             "Invalid field `{at}`: text may not contain the NUL character (\\u0000)."
-        )));
+        ));
     }
     Ok(())
 }

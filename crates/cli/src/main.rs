@@ -310,7 +310,7 @@ impl jobs::invoicing::Invoicing for ApiInvoicing {
         &self,
         now: jobs::invoicing::Now,
     ) -> jobs::invoicing::BoxFuture<'_, anyhow::Result<usize>> {
-        Box::pin(api::routes::invoices::recurring::run_due(&self.0, now))
+        Box::pin(api::workflows::recurring::run_due(self.0.services(), now))
     }
 }
 

@@ -19,11 +19,11 @@ use super::{
 use crate::{
     AppState,
     auth::{Caller, DbConn},
-    error::{ApiError, ApiResult},
+    error::ApiResult,
     gate::Tx,
     json::ApiJson,
     pagination::{ListParams, Page},
-    views::ts,
+    views::{ts, ts_opt},
     workflows::{self, proformas::load},
 };
 
@@ -79,8 +79,8 @@ fn view(r: store::proformas::ProformaRow, lang: &str) -> ApiResult<Proforma> {
         withholding_total: r.withholding_total,
         total: r.total,
         invoice_id: r.invoice_id,
-        created_at: ts(r.created_at),
-        updated_at: r.updated_at.map(ts),
+        created_at: ts(r.created_at)?,
+        updated_at: ts_opt(r.updated_at)?,
     })
 }
 
@@ -166,12 +166,8 @@ pub async fn delete_proforma(
     tx: Tx,
     Path(id): Path<String>,
 ) -> ApiResult<StatusCode> {
-    let mut conn = tx.conn().await?;
-    if store::proformas::delete(&mut conn, &caller.company_id, &id).await? {
-        Ok(StatusCode::NO_CONTENT)
-    } else {
-        Err(ApiError::not_found("proforma"))
-    }
+    workflows::proformas::delete(&tx, &caller.company_id, &id).await?;
+    Ok(StatusCode::NO_CONTENT)
 }
 
 /// Makes a draft invoice from a proforma and links both (once).
@@ -202,12 +198,7 @@ pub async fn bulk_delete_proformas(
     tx: Tx,
     ApiJson(req): ApiJson<BulkIdsRequest>,
 ) -> ApiResult<Json<BulkActionResult>> {
-    let mut conn = tx.conn().await?;
-    let mut affected = 0;
-    for id in bulk_ids(req)? {
-        if store::proformas::delete(&mut conn, &caller.company_id, &id).await? {
-            affected += 1;
-        }
-    }
+    let affected =
+        workflows::proformas::delete_many(&tx, &caller.company_id, bulk_ids(req)?).await?;
     Ok(Json(BulkActionResult { affected }))
 }

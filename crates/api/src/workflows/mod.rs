@@ -13,8 +13,10 @@
 //!   placeholders, the document) on a pooled connection and committing it (the number,
 //!   the row, the VERI*FACTU record, the webhook) on the writer; bulk issue.
 //! - [`corrections`]: a corrective draft, or a corrective invoice created and issued.
-//! - [`proformas`]: creating and changing a proforma (priced like a draft), and a
-//!   proforma into a draft invoice.
+//! - [`proformas`]: creating, changing and deleting proformas (priced like a draft), and
+//!   a proforma into a draft invoice.
+//! - [`recurring`]: recurring invoices (a schedule and the draft each period gets), and
+//!   the runner the worker calls to make, issue and send each period's invoice.
 //! - [`send`]: an issued invoice queued for mailing to its customer.
 //! - [`annul`]: an issued invoice cancelled in its VERI*FACTU chain.
 //! - [`payments`]: recording and deleting payments.
@@ -32,6 +34,7 @@ pub mod invoices;
 pub mod issue;
 pub mod payments;
 pub mod proformas;
+pub mod recurring;
 pub mod send;
 
 use std::ops::DerefMut;

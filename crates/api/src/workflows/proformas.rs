@@ -204,3 +204,26 @@ pub async fn to_invoice(
     store::proformas::update(&mut conn, &proforma).await?;
     Ok(invoice)
 }
+
+/// Deletes the proforma `id` of the company; a draft invoice made from it stays.
+pub async fn delete(tx: &impl Writer, company_id: &str, id: &str) -> AppResult<()> {
+    let mut conn = tx.conn().await?;
+    if store::proformas::delete(&mut conn, company_id, id).await? {
+        Ok(())
+    } else {
+        Err(AppError::not_found("proforma"))
+    }
+}
+
+/// Deletes every listed proforma of the company (ids already bounded and deduplicated);
+/// ids that are not the company's are skipped. Returns how many were deleted.
+pub async fn delete_many(tx: &impl Writer, company_id: &str, ids: Vec<String>) -> AppResult<i64> {
+    let mut conn = tx.conn().await?;
+    let mut affected = 0;
+    for id in ids {
+        if store::proformas::delete(&mut conn, company_id, &id).await? {
+            affected += 1;
+        }
+    }
+    Ok(affected)
+}

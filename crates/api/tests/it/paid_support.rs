@@ -40,7 +40,7 @@ impl jobs::invoicing::Invoicing for TestInvoicing {
     }
 
     fn run_recurring(&self, now: jobs::invoicing::Now) -> BoxFuture<'_, anyhow::Result<usize>> {
-        Box::pin(api::routes::invoices::recurring::run_due(&self.0, now))
+        Box::pin(api::workflows::recurring::run_due(self.0.services(), now))
     }
 }
 

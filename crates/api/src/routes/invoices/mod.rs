@@ -261,7 +261,7 @@ pub async fn delete_invoice(
 }
 
 pub(crate) use crate::workflows::{
-    drafts::{priced_draft, store_new_draft, to_json},
+    drafts::to_json,
     invoices::{company, load},
 };
 
