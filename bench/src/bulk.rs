@@ -217,7 +217,10 @@ struct Expected {
 }
 
 fn month_key(micros: i64) -> String {
-    store::from_micros(micros).format("%Y-%m").to_string()
+    store::from_micros(micros)
+        .expect("the generator makes times in range")
+        .format("%Y-%m")
+        .to_string()
 }
 
 /// Start of the UTC month `offset` months after the month of `t` (as the dashboard counts).
@@ -533,7 +536,11 @@ async fn write_invoices(
         };
         let t = &plan.templates[&Class::of(customer)][template];
         let series: &'static str = if corrective { "corrective" } else { "invoice" };
-        let year = i64::from(store::from_micros(issued_at).year());
+        let year = i64::from(
+            store::from_micros(issued_at)
+                .expect("the generator makes times in range")
+                .year(),
+        );
         let first = if corrective {
             company.first_corrective_invoice_yearly_number
         } else {

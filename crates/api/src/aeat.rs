@@ -58,10 +58,8 @@ fn madrid(now: DateTime<Utc>) -> AppResult<FechaHoraHuso> {
 }
 
 /// The invoice date as the AEAT sees it: the Spanish date of the issue instant.
-pub fn fecha_expedicion(issued_at: i64) -> AppResult<Fecha> {
-    madrid(store::from_micros(issued_at))?
-        .fecha()
-        .map_err(bad("issue date"))
+pub fn fecha_expedicion(issued_at: DateTime<Utc>) -> AppResult<Fecha> {
+    madrid(issued_at)?.fecha().map_err(bad("issue date"))
 }
 
 fn recipient(p: &document::Party) -> AppResult<PersonaFisicaJuridica> {
@@ -218,7 +216,7 @@ pub async fn register_issue(
         let original_id = IdFactura::parse(
             nif.as_str(),
             &original.number,
-            &fecha_expedicion(original.issued_at.timestamp_micros())?.to_string(),
+            &fecha_expedicion(original.issued_at)?.to_string(),
         )
         .map_err(bad("corrected invoice id"))?;
         datos.rectificacion = Some(Rectificacion {
@@ -388,10 +386,13 @@ pub async fn register_annulment(
 ) -> AppResult<store::verifactu::RecordRow> {
     let nif = Nif::new(&company.fiscal_id).map_err(bad("issuer NIF"))?;
     let name: String = company.name.chars().take(120).collect();
+    let issued = invoice
+        .issued()
+        .map_err(|e| crate::documents::corrupt(format!("invoice {}", invoice.id), e))?;
     let id_factura = IdFactura::parse(
         nif.as_str(),
-        invoice.reference.as_deref().unwrap_or_default(),
-        &fecha_expedicion(invoice.issued_at.unwrap_or_default())?.to_string(),
+        issued.reference,
+        &fecha_expedicion(issued.issued_at)?.to_string(),
     )
     .map_err(bad("invoice id"))?;
     let mut datos = DatosAnulacion::new(id_factura, sistema(conn, company, &nif, &name).await?);

@@ -5,9 +5,14 @@ use serde::{Deserialize, Serialize};
 
 use crate::workflows::AppError;
 
-/// A UTC timestamp from stored microseconds.
-pub fn ts(micros: i64) -> DateTime<Utc> {
-    store::from_micros(micros)
+/// A UTC timestamp from stored microseconds; one out of range is corrupt data, an error.
+pub fn ts(micros: i64) -> Result<DateTime<Utc>, AppError> {
+    Ok(store::from_micros(micros)?)
+}
+
+/// [`ts`] of an optional stored time.
+pub fn ts_opt(micros: Option<i64>) -> Result<Option<DateTime<Utc>>, AppError> {
+    micros.map(ts).transpose()
 }
 
 /// How a download is offered: shown in the browser, or saved.

@@ -334,7 +334,7 @@ async fn company_list(
             "name": c.name,
             "fiscal_id": c.fiscal_id,
             "registered": c.is_settled != 0,
-            "created_at": store::from_micros(c.created_at).to_rfc3339(),
+            "created_at": store::from_micros(c.created_at)?.to_rfc3339(),
             "members": members.iter().map(|m| json!({
                 "email": m.email, "kind": m.kind, "status": m.status,
             })).collect::<Vec<_>>(),
@@ -376,7 +376,10 @@ async fn jobs(db: &store::Db, command: JobsCommand) -> anyhow::Result<serde_json
 /// A job for operators: no payload (it holds personal data, and the password
 /// job holds the hash it issued).
 fn job_view(j: &store::jobs::JobRow) -> serde_json::Value {
-    let ts = |m: i64| store::from_micros(m).to_rfc3339();
+    // A damaged time shows as its stored number, marked, rather than hiding the job.
+    let ts = |m: i64| {
+        store::from_micros(m).map_or_else(|_| format!("{m} (out of range)"), |t| t.to_rfc3339())
+    };
     json!({
         "id": j.id, "kind": j.kind, "status": j.status, "attempts": j.attempts,
         "max_attempts": j.max_attempts, "run_at": ts(j.run_at), "last_error": j.last_error,

@@ -218,23 +218,33 @@ async fn remind_step(
 
 /// The document of an issued invoice; one that is missing or does not decode is an error.
 fn issued_document(invoice: &store::invoices::InvoiceRow) -> Result<document::Invoice, String> {
-    let text = invoice
-        .document_json
-        .as_deref()
-        .ok_or_else(|| format!("invoice {} is not issued", invoice.id))?;
+    decode_issued(
+        &invoice.id,
+        invoice.document_json.as_deref(),
+        invoice.issued(),
+    )
+}
+
+/// The document of issued invoice `id` from its stored text and the issue data stored
+/// beside it (for the invoice rows mails and reports read); missing or not decoding, an
+/// error that says which.
+pub(crate) fn decode_issued(
+    id: &str,
+    document: Option<&str>,
+    issued: Result<store::invoices::Issued<'_>, store::invoices::NotIssued>,
+) -> Result<document::Invoice, String> {
+    let text = document
+        .ok_or_else(|| format!("invoice {id} has no document (run `invoicing migrate`)"))?;
+    let issued = issued.map_err(|e| e.to_string())?;
     let frame = document::stored::Frame {
-        id: invoice.id.clone(),
-        number: invoice.reference.clone().unwrap_or_default(),
-        yearly_number: invoice.invoice_number.unwrap_or_default(),
-        year: invoice.invoice_year.unwrap_or_default(),
-        issued_at: store::from_micros(invoice.issued_at.unwrap_or_default()),
+        id: id.to_owned(),
+        number: issued.reference.to_owned(),
+        yearly_number: issued.number,
+        year: issued.year,
+        issued_at: issued.issued_at,
     };
-    document::stored::decode(text, frame).map_err(|e| {
-        format!(
-            "the document of invoice {} does not decode: {e}",
-            invoice.id
-        )
-    })
+    document::stored::decode(text, frame)
+        .map_err(|e| format!("the document of invoice {id} does not decode: {e}"))
 }
 
 /// `invoice.deliver`: mails a delivery with its attachments and records the outcome.
@@ -323,7 +333,14 @@ async fn try_deliver(ctx: &Context, job: &Job, p: &DeliverJob) -> Result<(), Job
     let money = |minor: i64| formats.money(minor, &doc.currency.code, digits);
     let due = doc
         .due_date
-        .or_else(|| invoice.due_date.map(|d| store::from_micros(d).date_naive()))
+        .map(Ok)
+        .or_else(|| {
+            invoice
+                .due_date
+                .map(|d| store::from_micros(d).map(|t| t.date_naive()))
+        })
+        .transpose()
+        .map_err(|e| JobError::Permanent(format!("invoice {}: {e}", invoice.id)))?
         .map(|d| formats.date(d))
         .unwrap_or_else(|| "-".into());
     let vars: BTreeMap<String, String> = [
@@ -367,7 +384,7 @@ async fn try_deliver(ctx: &Context, job: &Job, p: &DeliverJob) -> Result<(), Job
     )
     .await?;
     if d.kind == "send" {
-        let mut data = store::invoice_events::invoice_data(&invoice);
+        let mut data = store::invoice_events::invoice_data(&invoice)?;
         data["delivery_id"] = serde_json::Value::from(d.id.clone());
         store::webhooks::emit(tx.conn(), &d.company_id, "invoice.sent", data).await?;
     }
@@ -397,7 +414,7 @@ pub async fn announce_overdue(db: &store::Db, now: DateTime<Utc>) -> anyhow::Res
         let Some(invoice) = store::invoices::get(tx.conn(), &company_id, &id).await? else {
             continue;
         };
-        let data = store::invoice_events::invoice_data(&invoice);
+        let data = store::invoice_events::invoice_data(&invoice)?;
         store::webhooks::emit(tx.conn(), &company_id, "invoice.overdue", data).await?;
         tx.commit().await?;
         announced += 1;

@@ -140,6 +140,12 @@ pub enum JobError {
     Later(i64),
 }
 
+/// A stored time (microseconds since the epoch); one out of range is damaged data, which no
+/// retry mends: a permanent failure.
+pub(crate) fn stored_time(micros: i64) -> Result<chrono::DateTime<chrono::Utc>, JobError> {
+    store::from_micros(micros).map_err(|e| JobError::Permanent(e.to_string()))
+}
+
 impl From<sqlx::Error> for JobError {
     fn from(e: sqlx::Error) -> Self {
         Self::Transient(e.into())

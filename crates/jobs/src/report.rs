@@ -120,30 +120,16 @@ fn input(
     let invoices = invoices
         .into_iter()
         .map(|i| {
-            let unreadable = |e: &dyn std::fmt::Display| {
-                JobError::Permanent(format!("invoice {} has an unreadable document: {e}", i.id))
-            };
-            let frame = document::stored::Frame {
-                id: i.id.clone(),
-                number: i.reference.clone().unwrap_or_default(),
-                yearly_number: i.invoice_number.unwrap_or_default(),
-                year: i.invoice_year.unwrap_or_default(),
-                issued_at: store::from_micros(i.issued_at),
-            };
-            let doc = document::stored::decode(
-                i.document_json
-                    .as_deref()
-                    .ok_or_else(|| unreadable(&"it has none (run `invoicing migrate`)"))?,
-                frame,
-            )
-            .map_err(|e| unreadable(&e))?;
+            let doc =
+                crate::invoicing::decode_issued(&i.id, i.document_json.as_deref(), i.issued())
+                    .map_err(JobError::Permanent)?;
             let lines = doc.lines.iter().map(document::Line::to_domain).collect();
             Ok(reports::InvoiceIn {
                 recipient_id: i.recipient_id,
                 recipient_name: i.recipient_name,
                 corrective: i.series == "corrective",
                 currency: i.currency_code,
-                issued_at: store::from_micros(i.issued_at),
+                issued_at: doc.issued_at,
                 net: i.net_total,
                 tax: i.tax_total,
                 withholding: i.withholding_total,
@@ -154,24 +140,26 @@ fn input(
         .collect::<Result<Vec<_>, JobError>>()?;
     let expenses = expenses
         .into_iter()
-        .map(|x| reports::ExpenseIn {
-            supplier_id: x.supplier_id,
-            supplier_name: x.supplier_name,
-            category: x.category,
-            currency: x.currency_code,
-            date: store::from_micros(x.expense_date),
-            net: x.net_total,
-            tax: x.tax_total,
-            total: x.total,
+        .map(|x| {
+            Ok(reports::ExpenseIn {
+                date: crate::stored_time(x.expense_date)?,
+                supplier_id: x.supplier_id,
+                supplier_name: x.supplier_name,
+                category: x.category,
+                currency: x.currency_code,
+                net: x.net_total,
+                tax: x.tax_total,
+                total: x.total,
+            })
         })
-        .collect();
+        .collect::<Result<Vec<_>, JobError>>()?;
     Ok(reports::Input {
         report_type,
         locale: report.locale.clone(),
         company_name: company.name.clone(),
         company_fiscal_id: Some(company.fiscal_id.clone()).filter(|f| !f.is_empty()),
-        period_start: store::from_micros(report.period_start),
-        period_end: store::from_micros(report.period_end),
+        period_start: crate::stored_time(report.period_start)?,
+        period_end: crate::stored_time(report.period_end)?,
         generated_at,
         invoices,
         expenses,
@@ -215,8 +203,8 @@ pub(crate) async fn mail(ctx: Context, job: Job) -> Result<(), JobError> {
         .parse()
         .map_err(|e: String| JobError::Permanent(e))?;
     let period = period_text(
-        store::from_micros(report.period_start),
-        store::from_micros(report.period_end),
+        crate::stored_time(report.period_start)?,
+        crate::stored_time(report.period_end)?,
     );
     let vars: BTreeMap<String, String> = [
         (

@@ -67,8 +67,8 @@ pub(crate) async fn emit_report_ready(
         "id": report.id,
         "report_type": report.report_type,
         "locale": report.locale,
-        "period_start": store::from_micros(report.period_start),
-        "period_end": store::from_micros(report.period_end),
+        "period_start": store::from_micros(report.period_start)?,
+        "period_end": store::from_micros(report.period_end)?,
         "status": "ready",
         "file_id": file_id,
     });

@@ -240,7 +240,9 @@ impl Worker {
                 }
             }
             Some(Ok(Err(JobError::Later(at)))) => {
-                tracing::info!(run_at = %store::from_micros(at), "job continues later");
+                let run_at =
+                    store::from_micros(at).map_or_else(|_| at.to_string(), |t| t.to_rfc3339());
+                tracing::info!(%run_at, "job continues later");
                 Outcome::Snooze { at }
             }
             Some(Ok(Err(JobError::Transient(e)))) => {

@@ -11,9 +11,9 @@ use crate::invoices::InvoiceRow;
 pub const OVERDUE_WINDOW_MICROS: i64 = 7 * 24 * 3600 * 1_000_000;
 
 /// The data of invoice events: what identifies the invoice and its amounts (minor units);
-/// `GET /v1/invoices/{id}` has the rest.
-pub fn invoice_data(r: &InvoiceRow) -> serde_json::Value {
-    serde_json::json!({
+/// `GET /v1/invoices/{id}` has the rest. A stored time out of range is an error.
+pub fn invoice_data(r: &InvoiceRow) -> sqlx::Result<serde_json::Value> {
+    Ok(serde_json::json!({
         "id": r.id,
         "series": r.series,
         "status": r.status,
@@ -25,10 +25,10 @@ pub fn invoice_data(r: &InvoiceRow) -> serde_json::Value {
         "tax_total": r.tax_total,
         "total": r.total,
         "paid_minor": r.paid_minor,
-        "issued_at": r.issued_at.map(crate::from_micros),
-        "due_date": r.due_date.map(crate::from_micros),
+        "issued_at": r.issued_at.map(crate::from_micros).transpose()?,
+        "due_date": r.due_date.map(crate::from_micros).transpose()?,
         "corrected_invoice_id": r.corrected_invoice_id,
-    })
+    }))
 }
 
 /// Invoices that became overdue at `now` (issued, not paid, due before `now` and at most

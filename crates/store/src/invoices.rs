@@ -52,6 +52,76 @@ pub struct InvoiceRow {
     pub recurring_invoice_id: Option<String>,
 }
 
+/// What issuing stores beside an issued invoice's document (its number, year and time),
+/// read once with the checks every reader needs: see [`InvoiceRow::issued`].
+#[derive(Debug, Clone, Copy)]
+pub struct Issued<'a> {
+    /// The reference (BT-1), such as `INV-2026-00001`.
+    pub reference: &'a str,
+    /// The gapless yearly number.
+    pub number: i64,
+    /// The fiscal year of the number.
+    pub year: i64,
+    /// When it was issued.
+    pub issued_at: chrono::DateTime<chrono::Utc>,
+}
+
+/// An invoice row that is not an issued invoice, or whose issue data is missing or does
+/// not decode: the message says which, for the caller's error (a conflict for a draft where
+/// an issued invoice is required, corrupt data for an issued row without its number).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NotIssued {
+    /// A draft: nothing was issued.
+    #[error("invoice {0} is a draft, not an issued invoice")]
+    Draft(String),
+    /// An issued row without its reference, number, year or a valid issue time.
+    #[error("issued invoice {id} is stored without {missing}")]
+    Corrupt { id: String, missing: &'static str },
+}
+
+impl<'a> Issued<'a> {
+    /// The issue data stored beside issued invoice `id`'s document, checked: every part
+    /// present and the time a valid one.
+    pub fn of(
+        id: &str,
+        reference: Option<&'a str>,
+        number: Option<i64>,
+        year: Option<i64>,
+        issued_at: Option<i64>,
+    ) -> Result<Self, NotIssued> {
+        let corrupt = |missing| NotIssued::Corrupt {
+            id: id.to_owned(),
+            missing,
+        };
+        Ok(Self {
+            reference: reference.ok_or_else(|| corrupt("its reference"))?,
+            number: number.ok_or_else(|| corrupt("its number"))?,
+            year: year.ok_or_else(|| corrupt("its year"))?,
+            issued_at: issued_at
+                .and_then(chrono::DateTime::from_timestamp_micros)
+                .ok_or_else(|| corrupt("a valid issue time"))?,
+        })
+    }
+}
+
+impl InvoiceRow {
+    /// The issue data of an issued invoice. A draft is [`NotIssued::Draft`]; an issued row
+    /// without its reference, number, year or a valid issue time is [`NotIssued::Corrupt`],
+    /// never an invoice "" numbered 0 of 1970.
+    pub fn issued(&self) -> Result<Issued<'_>, NotIssued> {
+        if self.status == InvoiceStatus::Draft {
+            return Err(NotIssued::Draft(self.id.clone()));
+        }
+        Issued::of(
+            &self.id,
+            self.reference.as_deref(),
+            self.invoice_number,
+            self.invoice_year,
+            self.issued_at,
+        )
+    }
+}
+
 pub(crate) const COLUMNS: &str = "id, company_id, recipient_id, series, status, origin, supply_type, currency_code, \
     treatment, invoice_number, invoice_year, reference, issued_at, order_number, order_year, net_total, \
     tax_total, withholding_total, total, line_count, lines_json, custom_placeholder_values_json, \

@@ -72,9 +72,13 @@ pub fn system_clock() -> Clock {
     std::sync::Arc::new(chrono::Utc::now)
 }
 
-/// Converts stored microseconds into a UTC timestamp.
-pub fn from_micros(micros: i64) -> chrono::DateTime<chrono::Utc> {
-    chrono::DateTime::from_timestamp_micros(micros).unwrap_or_default()
+/// Converts stored microseconds into a UTC timestamp. A value outside chrono's range
+/// (beyond year 262,000 either way: only a damaged row holds one) is a decode error,
+/// never silently the epoch.
+pub fn from_micros(micros: i64) -> Result<chrono::DateTime<chrono::Utc>, sqlx::Error> {
+    chrono::DateTime::from_timestamp_micros(micros).ok_or_else(|| {
+        sqlx::Error::Decode(format!("stored time {micros} µs is out of range").into())
+    })
 }
 
 /// A new time-ordered id (UUIDv7), so keyset pagination by id is creation order.

@@ -181,6 +181,19 @@ pub struct ReportInvoice {
     pub document_json: Option<String>,
 }
 
+impl ReportInvoice {
+    /// Its issue data, checked as [`crate::invoices::InvoiceRow::issued`] checks it.
+    pub fn issued(&self) -> Result<crate::invoices::Issued<'_>, crate::invoices::NotIssued> {
+        crate::invoices::Issued::of(
+            &self.id,
+            self.reference.as_deref(),
+            self.invoice_number,
+            self.invoice_year,
+            Some(self.issued_at),
+        )
+    }
+}
+
 /// Invoices of the company issued in `[start, end)`, corrective ones included, oldest first.
 pub async fn invoices_in(
     conn: &mut AnyConnection,

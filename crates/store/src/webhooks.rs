@@ -532,12 +532,12 @@ pub async fn emit_counted(
     endpoints: i64,
     company_id: &str,
     event_type: &str,
-    data: impl FnOnce() -> serde_json::Value,
+    data: impl FnOnce() -> sqlx::Result<serde_json::Value>,
 ) -> sqlx::Result<usize> {
     if endpoints == 0 {
         return Ok(0);
     }
-    emit(conn, company_id, event_type, data()).await
+    emit(conn, company_id, event_type, data()?).await
 }
 
 /// Emits `event_type` with `data` for the company, on the connection of the transaction

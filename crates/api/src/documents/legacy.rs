@@ -2,9 +2,7 @@
 //! snapshot columns they were issued with (issuer, recipient, lines, placeholders, rates,
 //! bank accounts), stored, and the columns emptied.
 
-use document::{
-    Address, BuyerSettings, Contact, Party, Placeholder, PrecedingInvoice, build::Issue,
-};
+use document::{Address, BuyerSettings, Contact, Party, Placeholder, build::Issue};
 use serde::Deserialize;
 use store::invoices::InvoiceRow;
 
@@ -229,18 +227,10 @@ async fn document_of(
             let corrected = store::invoices::get(conn, &row.company_id, &id)
                 .await?
                 .ok_or_else(|| corrupt(what("corrected invoice"), "missing"))?;
-            Some(PrecedingInvoice {
-                id: corrected.id,
-                number: corrected.reference.unwrap_or_default(),
-                issue_date: store::from_micros(corrected.issued_at.unwrap_or_default())
-                    .date_naive(),
-                issued_at: store::from_micros(corrected.issued_at.unwrap_or_default()),
-                reason: row
-                    .correction_reason
-                    .as_deref()
-                    .and_then(document::CorrectionReason::parse)
-                    .unwrap_or(document::CorrectionReason::R1),
-            })
+            Some(super::preceding(
+                &corrected,
+                row.correction_reason.as_deref(),
+            )?)
         }
         None => None,
     };
@@ -251,10 +241,7 @@ async fn document_of(
         .unwrap_or_else(|| if seller.is_spanish() { "es" } else { "en" }.into());
     let currency = domain::currency::CurrencyCode::parse(&row.currency_code)
         .map_err(|e| corrupt(what("currency"), e))?;
-    let issued_at = store::from_micros(
-        row.issued_at
-            .ok_or_else(|| corrupt(what("issue time"), "missing"))?,
-    );
+    let issued = row.issued().map_err(|e| corrupt(what("issue data"), e))?;
     // The accounting currency (BT-6) is the company's, as at issue: legacy rows did not keep
     // it, and without it a foreign-currency invoice's e-invoice (and so its Factur-X PDF)
     // would lose its VAT total in that currency (BT-111).
@@ -266,17 +253,20 @@ async fn document_of(
     let issue = Issue {
         id: row.id.clone(),
         kind: kind(row.series),
-        number: row.reference.clone().unwrap_or_default(),
-        yearly_number: row.invoice_number.unwrap_or_default(),
-        year: row.invoice_year.unwrap_or_default(),
-        issued_at,
+        number: issued.reference.to_owned(),
+        yearly_number: issued.number,
+        year: issued.year,
+        issued_at: issued.issued_at,
         currency: currency.code().to_owned(),
         minor_digits: currency.minor_units() as u8,
         accounting_currency,
         lines,
         supply_type: supply(&row.supply_type),
         treatment: row.treatment.clone(),
-        due_date: row.due_date.map(|d| store::from_micros(d).date_naive()),
+        due_date: row
+            .due_date
+            .map(|d| store::from_micros(d).map(|t| t.date_naive()))
+            .transpose()?,
         payment_terms_days: None,
         buyer_reference: None,
         order_reference: None,

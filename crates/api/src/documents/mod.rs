@@ -43,26 +43,41 @@ pub fn of_row(row: &InvoiceRow) -> AppResult<Invoice> {
     })?;
     // What issuing stored beside the document: an issued row without it is corrupt, never
     // an invoice numbered 0 of 1970.
-    let missing = |what: &str| {
-        corrupt(
-            format!("invoice {}", row.id),
-            format!("an issued invoice without {what}"),
-        )
-    };
+    let issued = row
+        .issued()
+        .map_err(|e| corrupt(format!("invoice {}", row.id), e))?;
     let frame = Frame {
         id: row.id.clone(),
-        number: row
-            .reference
-            .clone()
-            .ok_or_else(|| missing("its reference"))?,
-        yearly_number: row.invoice_number.ok_or_else(|| missing("its number"))?,
-        year: row.invoice_year.ok_or_else(|| missing("its year"))?,
-        issued_at: row
-            .issued_at
-            .and_then(chrono::DateTime::from_timestamp_micros)
-            .ok_or_else(|| missing("a valid issue time"))?,
+        number: issued.reference.to_owned(),
+        yearly_number: issued.number,
+        year: issued.year,
+        issued_at: issued.issued_at,
     };
     document::stored::decode(text, frame).map_err(|e| corrupt(format!("invoice {}", row.id), e))
+}
+
+/// BG-3 of a corrective invoice: the corrected invoice as issued, and the reason (R1 when
+/// none or an unknown one is stored). A corrected invoice that is still a draft is a
+/// conflict; an issued one without its number or date is corrupt data.
+pub fn preceding(
+    corrected: &InvoiceRow,
+    reason: Option<&str>,
+) -> AppResult<document::PrecedingInvoice> {
+    let issued = corrected.issued().map_err(|e| match e {
+        store::invoices::NotIssued::Draft(_) => {
+            AppError::Conflict("Only issued invoices can be corrected.".into())
+        }
+        e @ store::invoices::NotIssued::Corrupt { .. } => corrupt("corrected invoice", e),
+    })?;
+    Ok(document::PrecedingInvoice {
+        id: corrected.id.clone(),
+        number: issued.reference.to_owned(),
+        issue_date: issued.issued_at.date_naive(),
+        issued_at: issued.issued_at,
+        reason: reason
+            .and_then(document::CorrectionReason::parse)
+            .unwrap_or(document::CorrectionReason::R1),
+    })
 }
 
 /// The stored text of a document.
@@ -351,7 +366,10 @@ pub fn issue_of(
         lines,
         supply_type: supply(&row.supply_type),
         treatment: row.treatment.clone(),
-        due_date: row.due_date.map(|d| store::from_micros(d).date_naive()),
+        due_date: row
+            .due_date
+            .map(|d| store::from_micros(d).map(|t| t.date_naive()))
+            .transpose()?,
         payment_terms_days,
         buyer_reference: details.buyer_reference,
         order_reference: details.order_reference,

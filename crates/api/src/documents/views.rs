@@ -15,7 +15,7 @@ use crate::{
             payments,
         },
     },
-    views::ts,
+    views::{ts, ts_opt},
     workflows::AppResult,
 };
 
@@ -60,7 +60,7 @@ fn draft(r: InvoiceRow, lang: &str, now: i64) -> AppResult<Invoice> {
         period_start: details.period_start,
         period_end: details.period_end,
         notes: details.notes,
-        ..common(r, now)
+        ..common(r, now)?
     })
 }
 
@@ -110,7 +110,7 @@ fn issued(r: InvoiceRow, lang: &str, now: i64) -> AppResult<Invoice> {
         exchange_rates: rates,
         bank_accounts,
         issuer: Some(issuer_json(&doc)),
-        recipient: Some(recipient_json(&doc.buyer)),
+        recipient: Some(recipient_json(&doc.buyer)?),
         verifactu,
         buyer_reference: doc.buyer_reference,
         order_reference: doc.order_reference,
@@ -118,15 +118,15 @@ fn issued(r: InvoiceRow, lang: &str, now: i64) -> AppResult<Invoice> {
         period_start: doc.delivery.period_start,
         period_end: doc.delivery.period_end,
         notes: doc.notes,
-        ..common(r, now)
+        ..common(r, now)?
     })
 }
 
 /// The fields of the view that come from the row's columns alike for drafts and issued
 /// invoices (the rest is filled in by the caller).
-fn common(r: InvoiceRow, now: i64) -> Invoice {
+fn common(r: InvoiceRow, now: i64) -> AppResult<Invoice> {
     let payment_status = payments::payment_status(&r, now).map(str::to_owned);
-    Invoice {
+    Ok(Invoice {
         id: r.id,
         status: r.status.to_string(),
         series: r.series.to_string(),
@@ -142,7 +142,7 @@ fn common(r: InvoiceRow, now: i64) -> Invoice {
         bank_accounts: Vec::new(),
         invoice_number: r.invoice_number,
         invoice_year: r.invoice_year,
-        issued_at: r.issued_at.map(ts),
+        issued_at: ts_opt(r.issued_at)?,
         order_number: r.order_number,
         order_year: r.order_year,
         reference: r.reference,
@@ -155,9 +155,9 @@ fn common(r: InvoiceRow, now: i64) -> Invoice {
         proforma_id: r.proforma_id,
         issuer: None,
         recipient: None,
-        created_at: ts(r.created_at),
-        updated_at: r.updated_at.map(ts),
-        due_date: r.due_date.map(ts),
+        created_at: ts(r.created_at)?,
+        updated_at: ts_opt(r.updated_at)?,
+        due_date: ts_opt(r.due_date)?,
         paid_minor: r.paid_minor,
         payment_status,
         recurring_invoice_id: r.recurring_invoice_id,
@@ -167,7 +167,7 @@ fn common(r: InvoiceRow, now: i64) -> Invoice {
         period_start: None,
         period_end: None,
         notes: None,
-    }
+    })
 }
 
 fn address_json(a: &document::Address) -> Value {
@@ -191,16 +191,20 @@ fn issuer_json(doc: &Doc) -> Value {
 }
 
 /// The buyer as the invoice view shows it (the shape of the entity at issue).
-fn recipient_json(b: &Party) -> Value {
-    let settings = b.settings.clone().unwrap_or_default();
-    json!({
+fn recipient_json(b: &Party) -> AppResult<Value> {
+    // Issuing always records the buyer's entity settings; a document without them is corrupt.
+    let settings = b
+        .settings
+        .clone()
+        .ok_or_else(|| corrupt("invoice recipient", "an issued buyer without its settings"))?;
+    Ok(json!({
         "id": b.id, "name": b.name, "type": b.legal_form, "country": b.country,
         "fiscal_id": b.tax_id, "vies_vat_id": b.vat_id, "currency_code": settings.currency_code,
         "email": b.contact.email, "address": address_json(&b.address),
         "template": settings.template, "verifactu": settings.verifactu,
         "electronic_address": b.electronic_address, "is_business": b.is_business,
-        "createdAt": ts(settings.created_at), "updatedAt": settings.updated_at.map(ts),
-    })
+        "createdAt": ts(settings.created_at)?, "updatedAt": ts_opt(settings.updated_at)?,
+    }))
 }
 
 /// The document the PDF renders.

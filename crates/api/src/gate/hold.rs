@@ -231,7 +231,8 @@ pub(super) async fn hold_for_review(
         },
     )
     .await?;
-    crate::routes::webhooks::emit_audit(conn, &caller.company_id, "ai_audit.pending", &id).await?;
+    crate::routes::webhooks::emit_audit(conn, &caller.company_id, "ai_audit.pending", &id, now)
+        .await?;
     let pending = PendingApproval {
         error: "pending_approval".into(),
         message: format!(

@@ -8,7 +8,7 @@ use crate::{
     auth::{Caller, DbConn},
     error::{ApiError, ApiResult},
     gate::Tx,
-    views::ts,
+    views::{ts, ts_opt},
 };
 
 /// A current legal document and whether the caller accepted it.
@@ -25,18 +25,20 @@ pub struct Agreement {
     pub accepted_at: Option<DateTime<Utc>>,
 }
 
-impl From<store::legal::DocumentRow> for Agreement {
-    fn from(d: store::legal::DocumentRow) -> Self {
-        Self {
+impl TryFrom<store::legal::DocumentRow> for Agreement {
+    type Error = ApiError;
+
+    fn try_from(d: store::legal::DocumentRow) -> ApiResult<Self> {
+        Ok(Self {
             id: d.id,
             kind: d.kind,
             version: d.version,
             title: d.title,
             body: d.body,
-            published_at: ts(d.published_at),
+            published_at: ts(d.published_at)?,
             accepted: d.accepted_at.is_some(),
-            accepted_at: d.accepted_at.map(ts),
-        }
+            accepted_at: ts_opt(d.accepted_at)?,
+        })
     }
 }
 
@@ -52,7 +54,10 @@ pub struct AgreementList {
 pub async fn list_agreements(caller: Caller, mut db: DbConn) -> ApiResult<Json<AgreementList>> {
     let docs = store::legal::current(&mut db, &caller.user_id).await?;
     Ok(Json(AgreementList {
-        data: docs.into_iter().map(Agreement::from).collect(),
+        data: docs
+            .into_iter()
+            .map(Agreement::try_from)
+            .collect::<ApiResult<_>>()?,
     }))
 }
 
@@ -77,5 +82,5 @@ pub async fn accept_agreement(
         .into_iter()
         .find(|d| d.id == id)
         .ok_or_else(|| ApiError::not_found("agreement"))?;
-    Ok(Json(doc.into()))
+    Ok(Json(doc.try_into()?))
 }

@@ -15,7 +15,7 @@ use crate::{
     gate::Tx,
     json::{ApiJson, double_option},
     pagination::{ListParams, Page},
-    views::{optional_text, required_text, ts},
+    views::{optional_text, required_text, ts, ts_opt},
 };
 
 /// A bank account with its current balance.
@@ -38,21 +38,23 @@ pub struct BankAccountView {
     pub updated_at: Option<DateTime<Utc>>,
 }
 
-impl From<store::bank_accounts::AccountRow> for BankAccountView {
-    fn from(a: store::bank_accounts::AccountRow) -> Self {
-        Self {
+impl TryFrom<store::bank_accounts::AccountRow> for BankAccountView {
+    type Error = ApiError;
+
+    fn try_from(a: store::bank_accounts::AccountRow) -> ApiResult<Self> {
+        Ok(Self {
             id: a.id,
             name: a.name,
             currency_code: a.currency_code,
             is_main: a.is_main == 1,
-            created_at: ts(a.created_at),
-            balance_as_of: a.balance_as_of.map(ts),
+            created_at: ts(a.created_at)?,
+            balance_as_of: ts_opt(a.balance_as_of)?,
             bank_name: a.bank_name,
             bic: a.bic,
             iban: a.iban,
             current_balance_minor: a.current_balance_minor,
-            updated_at: a.updated_at.map(ts),
-        }
+            updated_at: ts_opt(a.updated_at)?,
+        })
     }
 }
 
@@ -68,16 +70,18 @@ pub struct BalanceSnapshotView {
     pub note: Option<String>,
 }
 
-impl From<store::bank_accounts::SnapshotRow> for BalanceSnapshotView {
-    fn from(s: store::bank_accounts::SnapshotRow) -> Self {
-        Self {
+impl TryFrom<store::bank_accounts::SnapshotRow> for BalanceSnapshotView {
+    type Error = ApiError;
+
+    fn try_from(s: store::bank_accounts::SnapshotRow) -> ApiResult<Self> {
+        Ok(Self {
             id: s.id,
             bank_account_id: s.bank_account_id,
-            as_of_date: ts(s.as_of_date),
+            as_of_date: ts(s.as_of_date)?,
             balance_minor: s.balance_minor,
-            created_at: ts(s.created_at),
+            created_at: ts(s.created_at)?,
             note: s.note,
-        }
+        })
     }
 }
 
@@ -190,12 +194,12 @@ pub async fn list_accounts(
         limit + 1,
     )
     .await?;
-    Ok(Json(Page::from_rows(
+    Ok(Json(Page::try_from_rows(
         rows,
         limit,
         |r| &r.id,
-        BankAccountView::from,
-    )))
+        BankAccountView::try_from,
+    )?))
 }
 
 /// Creates an account; IBAN and BIC are checked (checksums).
@@ -229,7 +233,7 @@ pub async fn create_account(
         row.is_main = 1;
     }
     store::bank_accounts::insert(&mut conn, &row).await?;
-    Ok((StatusCode::CREATED, Json(row.into())))
+    Ok((StatusCode::CREATED, Json(row.try_into()?)))
 }
 
 /// One account with its snapshots.
@@ -244,8 +248,11 @@ pub async fn get_account(
     let account = load(&mut db, &caller.company_id, &id).await?;
     let snapshots = store::bank_accounts::snapshots(&mut db, &caller.company_id, &id).await?;
     Ok(Json(BankAccountDetail {
-        account: account.into(),
-        snapshots: snapshots.into_iter().map(Into::into).collect(),
+        account: account.try_into()?,
+        snapshots: snapshots
+            .into_iter()
+            .map(TryInto::try_into)
+            .collect::<ApiResult<_>>()?,
     }))
 }
 
@@ -290,7 +297,9 @@ pub async fn update_account(
         _ => {}
     }
     store::bank_accounts::update(&mut conn, &row).await?;
-    Ok(Json(load(&mut conn, &caller.company_id, &id).await?.into()))
+    Ok(Json(
+        load(&mut conn, &caller.company_id, &id).await?.try_into()?,
+    ))
 }
 
 /// Deletes an account and its snapshots; the oldest remaining account becomes the default.
@@ -342,7 +351,7 @@ pub async fn create_snapshot(
         created_at: now.timestamp_micros(),
     };
     store::bank_accounts::insert_snapshot(&mut conn, &caller.company_id, &row).await?;
-    Ok((StatusCode::CREATED, Json(row.into())))
+    Ok((StatusCode::CREATED, Json(row.try_into()?)))
 }
 
 /// Deletes a snapshot of the account.

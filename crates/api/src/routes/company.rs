@@ -11,7 +11,7 @@ use crate::{
     error::{ApiError, ApiResult},
     gate::Tx,
     json::{ApiJson, double_option},
-    views::{Address, email, optional_text, required_text, ts},
+    views::{Address, email, optional_text, required_text, ts, ts_opt},
 };
 
 /// Largest company-supplied Typst snippet, in bytes.
@@ -102,13 +102,13 @@ impl CompanyConfiguration {
             corrective_invoice_reference_format: c.corrective_invoice_reference_format,
             proforma_reference_format: c.proforma_reference_format,
             is_settled: c.is_settled != 0,
-            created_at: ts(c.created_at),
+            created_at: ts(c.created_at)?,
             currency_code: c.currency_code,
             footer_invoice_typst: c.footer_invoice_typst,
             post_invoice_typst: c.post_invoice_typst,
             friendly_name: c.friendly_name,
             company_type: c.company_type,
-            updated_at: c.updated_at.map(ts),
+            updated_at: ts_opt(c.updated_at)?,
             vies_vat_id: c.vies_vat_id,
         })
     }

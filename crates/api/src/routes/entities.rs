@@ -16,7 +16,7 @@ use crate::{
     gate::Tx,
     json::ApiJson,
     pagination::{ListParams, Page},
-    views::{email, optional_text, required_text, ts},
+    views::{email, optional_text, required_text, ts, ts_opt},
 };
 
 /// Postal address of an entity; only the country is mandatory.
@@ -198,8 +198,8 @@ impl Entity {
             currency_code: e.currency_code,
             email: e.email,
             is_business,
-            created_at: ts(e.created_at),
-            updated_at: e.updated_at.map(ts),
+            created_at: ts(e.created_at)?,
+            updated_at: ts_opt(e.updated_at)?,
         })
     }
 }

@@ -23,7 +23,7 @@ use crate::{
     gate::Tx,
     json::ApiJson,
     pagination::{ListParams, Page},
-    views::{optional_text, required_text, ts},
+    views::{optional_text, required_text, ts, ts_opt},
 };
 
 /// `source` of an expense recorded through the JSON API or the web app.
@@ -152,15 +152,15 @@ impl Expense {
             description: e.description,
             currency_code: e.currency_code,
             exchange_rate: e.exchange_rate,
-            expense_date: ts(e.expense_date),
+            expense_date: ts(e.expense_date)?,
             line_count: e.line_count,
             net_total: e.net_total,
             tax_total: e.tax_total,
             total: e.total,
             source: e.source,
             corrected_expense_id: e.corrected_expense_id,
-            created_at: ts(e.created_at),
-            updated_at: e.updated_at.map(ts),
+            created_at: ts(e.created_at)?,
+            updated_at: ts_opt(e.updated_at)?,
         })
     }
 }

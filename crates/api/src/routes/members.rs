@@ -23,7 +23,7 @@ use crate::{
     gate::Tx,
     json::{ApiJson, double_option},
     pagination::{ListParams, Page},
-    views::{email, optional_text, ts},
+    views::{email, optional_text, ts, ts_opt},
 };
 
 /// How a member signs in; `invited` is an `oauth` member before their first sign-in.
@@ -62,7 +62,7 @@ pub struct CompanyUser {
 }
 
 impl CompanyUser {
-    fn from_row(m: store::members::MemberRow, now: i64) -> Self {
+    fn from_row(m: store::members::MemberRow, now: i64) -> ApiResult<Self> {
         let status = match (&m.status[..], m.expires_at) {
             ("deactivated", _) => CompanyUserStatus::Deactivated,
             (_, Some(at)) if at <= now => CompanyUserStatus::Expired,
@@ -71,19 +71,22 @@ impl CompanyUser {
         let kind = match &m.kind[..] {
             "oauth" => CompanyUserKind::Oauth,
             "password" => CompanyUserKind::Password,
-            _ => CompanyUserKind::Invited,
+            "invited" => CompanyUserKind::Invited,
+            other => {
+                return Err(crate::documents::corrupt("member kind", format!("`{other}`")).into());
+            }
         };
-        Self {
+        Ok(Self {
             email: m.email,
             kind,
             status,
-            member_since: ts(m.member_since),
+            member_since: ts(m.member_since)?,
             name: m
                 .display_name
                 .filter(|n| !n.is_empty())
                 .or(Some(m.account_name).filter(|n| !n.is_empty())),
-            expires_at: m.expires_at.map(ts),
-        }
+            expires_at: ts_opt(m.expires_at)?,
+        })
     }
 
     fn is_active(&self) -> bool {
@@ -141,12 +144,12 @@ pub async fn list_members(
     )
     .await?;
     let now = state.now().timestamp_micros();
-    Ok(Json(Page::from_rows(
+    Ok(Json(Page::try_from_rows(
         rows,
         limit,
         |r| &r.user_id,
         |r| CompanyUser::from_row(r, now),
-    )))
+    )?))
 }
 
 /// Adds a member and mails them (a generated password for a new `password`
@@ -166,7 +169,7 @@ pub async fn add_member(
     let new = add::NewMember::parse(req, now)?;
     let mut conn = tx.conn().await?;
     let row = add::add(&mut conn, &caller, &new, now).await?;
-    Ok((StatusCode::CREATED, Json(CompanyUser::from_row(row, now))))
+    Ok((StatusCode::CREATED, Json(CompanyUser::from_row(row, now)?)))
 }
 
 /// Changes a member's expiry or the company's name for them. Human only.
@@ -201,7 +204,7 @@ pub async fn update_member(
     let member = locked_member(&mut conn, &caller.company_id, &address).await?;
     let expires = expires_at.unwrap_or(member.expires_at);
     if matches!(expires_at, Some(Some(_)))
-        && CompanyUser::from_row(member.clone(), now).is_active()
+        && CompanyUser::from_row(member.clone(), now)?.is_active()
         && store::members::count_other_active(&mut conn, &caller.company_id, &member.user_id, now)
             .await?
             == 0
@@ -238,7 +241,7 @@ pub async fn deactivate_member(
     let address = email("email", &address)?;
     let mut conn = tx.conn().await?;
     let member = locked_member(&mut conn, &caller.company_id, &address).await?;
-    if CompanyUser::from_row(member.clone(), now).is_active()
+    if CompanyUser::from_row(member.clone(), now)?.is_active()
         && store::members::count_other_active(&mut conn, &caller.company_id, &member.user_id, now)
             .await?
             == 0
@@ -308,5 +311,5 @@ async fn reload(
     let row = store::members::get_by_email(conn, company_id, address)
         .await?
         .ok_or_else(|| ApiError::Internal(anyhow::anyhow!("member vanished in its transaction")))?;
-    Ok(Json(CompanyUser::from_row(row, now)))
+    Ok(Json(CompanyUser::from_row(row, now)?))
 }

@@ -60,18 +60,7 @@ async fn draft_document(
     let preceding = match &r.corrected_invoice_id {
         Some(id) => {
             let o = super::invoices::load(db, company_id, id).await?;
-            let issued_at = store::from_micros(o.issued_at.unwrap_or(o.created_at));
-            Some(document::PrecedingInvoice {
-                id: o.id,
-                number: o.reference.unwrap_or_default(),
-                issue_date: issued_at.date_naive(),
-                issued_at,
-                reason: r
-                    .correction_reason
-                    .as_deref()
-                    .and_then(document::CorrectionReason::parse)
-                    .unwrap_or(document::CorrectionReason::R1),
-            })
+            Some(documents::preceding(&o, r.correction_reason.as_deref())?)
         }
         None => None,
     };
@@ -119,7 +108,7 @@ async fn proforma_document(
         number: p.reference.clone(),
         yearly_number: p.number,
         year: p.year,
-        issued_at: store::from_micros(p.created_at),
+        issued_at: store::from_micros(p.created_at)?,
         currency: currency.code().to_owned(),
         minor_digits: currency.minor_units() as u8,
         accounting_currency: None,
@@ -287,7 +276,7 @@ pub(crate) async fn invoice_render_input(
     } else {
         // Dated by its creation, as drafts always were: the same draft is the same bytes
         // (and the same ETag) until it changes.
-        let created = store::from_micros(r.created_at);
+        let created = store::from_micros(r.created_at)?;
         draft_document(db, company_id, r, created).await?
     };
     let qr = if issued {

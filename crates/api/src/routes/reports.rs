@@ -22,7 +22,7 @@ use crate::{
     gate::Tx,
     json::ApiJson,
     pagination::{ListParams, Page},
-    views::ts,
+    views::{ts, ts_opt},
 };
 
 /// `Retry-After` of a request refused because the company's report queue is full: about
@@ -92,23 +92,25 @@ pub struct ReportView {
     pub ready_at: Option<DateTime<Utc>>,
 }
 
-impl From<store::reports::ReportRow> for ReportView {
-    fn from(r: store::reports::ReportRow) -> Self {
+impl TryFrom<store::reports::ReportRow> for ReportView {
+    type Error = ApiError;
+
+    fn try_from(r: store::reports::ReportRow) -> ApiResult<Self> {
         let report_type = serde_json::from_value(serde_json::Value::String(r.report_type))
-            .unwrap_or(ReportType::BusinessOverview);
-        Self {
+            .map_err(|e| crate::documents::corrupt(format!("report {} type", r.id), e))?;
+        Ok(Self {
             pdf_url: (r.status == "ready").then(|| format!("/v1/reports/{}/pdf", r.id)),
             id: r.id,
             report_type,
             locale: r.locale,
             status: r.status,
-            period_start: ts(r.period_start),
-            period_end: ts(r.period_end),
+            period_start: ts(r.period_start)?,
+            period_end: ts(r.period_end)?,
             error: r.error,
-            created_at: ts(r.created_at),
-            updated_at: ts(r.updated_at),
-            ready_at: r.ready_at.map(ts),
-        }
+            created_at: ts(r.created_at)?,
+            updated_at: ts(r.updated_at)?,
+            ready_at: ts_opt(r.ready_at)?,
+        })
     }
 }
 
@@ -206,7 +208,7 @@ pub async fn create_report(
             &store::reports::render_job(&row.id, &row.company_id),
         )
         .await?;
-        created.push(row.into());
+        created.push(row.try_into()?);
     }
     Ok((StatusCode::CREATED, Json(CreatedReports { data: created })))
 }
@@ -227,12 +229,12 @@ pub async fn list_reports(
         limit + 1,
     )
     .await?;
-    Ok(Json(Page::from_rows(
+    Ok(Json(Page::try_from_rows(
         rows,
         limit,
         |r| &r.id,
-        ReportView::from,
-    )))
+        ReportView::try_from,
+    )?))
 }
 
 /// One report.
@@ -244,10 +246,10 @@ pub async fn get_report(
     mut db: DbConn,
     Path(id): Path<String>,
 ) -> ApiResult<Json<ReportView>> {
-    store::reports::get(&mut db, &caller.company_id, &id)
+    let r = store::reports::get(&mut db, &caller.company_id, &id)
         .await?
-        .map(|r| Json(r.into()))
-        .ok_or_else(|| ApiError::not_found("report"))
+        .ok_or_else(|| ApiError::not_found("report"))?;
+    Ok(Json(r.try_into()?))
 }
 
 /// Deletes a report and its stored PDF (its download links stop working).

@@ -14,7 +14,7 @@ use crate::{
     gate::{ShownOnce, Tx},
     json::ApiJson,
     pagination::{ListParams, Page},
-    views::{required_text, ts},
+    views::{required_text, ts, ts_opt},
 };
 
 /// Kind of token: `standard` (with a human proof) or `mcp` (always an AI caller).
@@ -52,17 +52,19 @@ pub struct TokenView {
     pub oauth_client: Option<String>,
 }
 
-impl From<store::tokens::TokenRow> for TokenView {
-    fn from(t: store::tokens::TokenRow) -> Self {
-        Self {
+impl TryFrom<store::tokens::TokenRow> for TokenView {
+    type Error = ApiError;
+
+    fn try_from(t: store::tokens::TokenRow) -> ApiResult<Self> {
+        Ok(Self {
             id: t.id,
             description: t.description,
             kind: t.kind,
             user_email: t.user_email,
-            created_at: ts(t.created_at),
-            expires_at: t.expires_at.map(ts),
+            created_at: ts(t.created_at)?,
+            expires_at: ts_opt(t.expires_at)?,
             oauth_client: t.oauth_client,
-        }
+        })
     }
 }
 
@@ -106,12 +108,12 @@ pub async fn list_tokens(
         limit + 1,
     )
     .await?;
-    Ok(Json(Page::from_rows(
+    Ok(Json(Page::try_from_rows(
         rows,
         limit,
         |r| &r.id,
-        TokenView::from,
-    )))
+        TokenView::try_from,
+    )?))
 }
 
 /// Creates a token for the calling user in the calling company. Human only.
@@ -143,7 +145,7 @@ pub async fn create_token(
             id: issued.id,
             description,
             kind: req.kind.as_str().to_owned(),
-            created_at: ts(issued.created_at),
+            created_at: ts(issued.created_at)?,
             token: issued.token,
             human_proof: issued.human_proof,
         }),

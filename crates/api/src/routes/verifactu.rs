@@ -15,7 +15,7 @@ use crate::{
     error::{ApiError, ApiResult},
     gate::Tx,
     json::ApiJson,
-    views::ts,
+    views::{ts, ts_opt},
     workflows,
 };
 
@@ -101,11 +101,11 @@ async fn record_view(
         aeat_description: r.aeat_description,
         csv: r.csv,
         attempts: r.attempts,
-        submitted_at: r.submitted_at.map(ts),
-        answered_at: r.answered_at.map(ts),
+        submitted_at: ts_opt(r.submitted_at)?,
+        answered_at: ts_opt(r.answered_at)?,
         last_error,
         reason: r.reason,
-        created_at: ts(r.created_at),
+        created_at: ts(r.created_at)?,
     })
 }
 
@@ -118,7 +118,8 @@ async fn records_view(
     let annulled_at = rows
         .iter()
         .find(|r| r.kind == "anulacion")
-        .map(|r| ts(r.created_at));
+        .map(|r| ts(r.created_at))
+        .transpose()?;
     let mut data = Vec::with_capacity(rows.len());
     for r in rows {
         data.push(record_view(conn, r).await?);
@@ -198,7 +199,7 @@ async fn view(conn: &mut sqlx::AnyConnection, company_id: &str) -> ApiResult<Aut
             .map_or_else(|| "none".to_owned(), |r| r.status.clone()),
         method: row.as_ref().and_then(|r| r.method.clone()),
         note: row.as_ref().and_then(|r| r.note.clone()),
-        updated_at: row.map(|r| ts(r.updated_at)),
+        updated_at: row.map(|r| ts(r.updated_at)).transpose()?,
     })
 }
 

@@ -22,7 +22,7 @@ use crate::{
     gate::{ShownOnce, Tx},
     json::ApiJson,
     pagination::{ListParams, Page},
-    views::ts,
+    views::{ts, ts_opt},
     workflows::AppResult,
 };
 use store::webhooks as wh;
@@ -44,13 +44,13 @@ pub async fn emit_invoice(
     event: &str,
     row: &store::invoices::InvoiceRow,
 ) -> AppResult<()> {
-    emit(conn, &row.company_id, event, invoice_data(row)).await
+    emit(conn, &row.company_id, event, invoice_data(row)?).await
 }
 
 /// The data of invoice events (shared with the worker's `invoice.sent` and
 /// `invoice.overdue`): see [`store::invoice_events::invoice_data`].
-pub fn invoice_data(r: &store::invoices::InvoiceRow) -> serde_json::Value {
-    store::invoice_events::invoice_data(r)
+pub fn invoice_data(r: &store::invoices::InvoiceRow) -> AppResult<serde_json::Value> {
+    Ok(store::invoice_events::invoice_data(r)?)
 }
 
 /// Emits `invoice.paid` when a payment just recorded in this transaction `settles` the
@@ -84,7 +84,7 @@ pub async fn emit_expense(
         "invoice_reference": r.invoice_reference,
         "category": r.category,
         "currency_code": r.currency_code,
-        "expense_date": ts(r.expense_date),
+        "expense_date": ts(r.expense_date)?,
         "net_total": r.net_total,
         "tax_total": r.tax_total,
         "total": r.total,
@@ -93,8 +93,8 @@ pub async fn emit_expense(
 }
 
 /// The data of `ai_audit.*` events: the entry, never its body.
-pub fn audit_data(r: &store::audit::AuditRow) -> serde_json::Value {
-    serde_json::json!({
+pub fn audit_data(r: &store::audit::AuditRow) -> AppResult<serde_json::Value> {
+    Ok(serde_json::json!({
         "id": r.id,
         "status": r.status,
         "source": r.source,
@@ -103,9 +103,9 @@ pub fn audit_data(r: &store::audit::AuditRow) -> serde_json::Value {
         "httpPath": r.http_path,
         "resourceId": r.resource_id,
         "errorMessage": r.error_message,
-        "createdAt": ts(r.created_at),
-        "expiresAt": ts(r.expires_at),
-    })
+        "createdAt": ts(r.created_at)?,
+        "expiresAt": ts(r.expires_at)?,
+    }))
 }
 
 /// Emits an `ai_audit.*` event with the entry as it is now in the transaction.
@@ -114,12 +114,12 @@ pub async fn emit_audit(
     company_id: &str,
     event: &str,
     entry_id: &str,
+    now: i64,
 ) -> AppResult<()> {
-    let now = store::now_micros();
     let Some(row) = store::audit::get(conn, company_id, entry_id, now).await? else {
         return Ok(());
     };
-    emit(conn, company_id, event, audit_data(&row)).await
+    emit(conn, company_id, event, audit_data(&row)?).await
 }
 
 /// The key that seals signing secrets (the worker opens them with the same derivation).
@@ -157,8 +157,8 @@ impl WebhookEndpoint {
             enabled: r.enabled == 1,
             disabled_reason: r.disabled_reason,
             consecutive_failures: r.consecutive_failures,
-            created_at: ts(r.created_at),
-            updated_at: ts(r.updated_at),
+            created_at: ts(r.created_at)?,
+            updated_at: ts(r.updated_at)?,
         })
     }
 }
@@ -242,12 +242,14 @@ impl WebhookDelivery {
         let attempt_log = r
             .attempt_log()?
             .into_iter()
-            .map(|a| DeliveryAttempt {
-                at: ts(a.at),
-                response_status: a.response_status,
-                error: a.error,
+            .map(|a| {
+                Ok(DeliveryAttempt {
+                    at: ts(a.at)?,
+                    response_status: a.response_status,
+                    error: a.error,
+                })
             })
-            .collect();
+            .collect::<ApiResult<_>>()?;
         Ok(Self {
             attempt_log,
             id: r.id,
@@ -259,9 +261,9 @@ impl WebhookDelivery {
             response_status: r.response_status,
             last_error: r.last_error,
             payload,
-            created_at: ts(r.created_at),
-            last_attempt_at: r.last_attempt_at.map(ts),
-            delivered_at: r.delivered_at.map(ts),
+            created_at: ts(r.created_at)?,
+            last_attempt_at: ts_opt(r.last_attempt_at)?,
+            delivered_at: ts_opt(r.delivered_at)?,
         })
     }
 }

@@ -297,10 +297,14 @@ pub async fn commit(
     else {
         return Err(lost_draft(conn, &company.id, &row.id).await);
     };
-    doc.number = row.reference.clone().unwrap_or_default();
+    // The number the store just gave; a row it answers without one is a store defect.
+    let issued = row
+        .issued()
+        .map_err(|e| documents::corrupt(format!("invoice {}", row.id), e))?;
+    doc.number = issued.reference.to_owned();
     doc.payment.remittance.clone_from(&doc.number);
-    doc.yearly_number = row.invoice_number.unwrap_or_default();
-    doc.year = row.invoice_year.unwrap_or_default();
+    doc.yearly_number = issued.number;
+    doc.year = issued.year;
     if company.is_spanish() {
         crate::aeat::register_issue(conn, svc.aeat_mode, &company, &doc, now).await?;
     }
@@ -340,20 +344,7 @@ async fn preceding_of(
     let corrected = store::invoices::get(conn, &company.id, &id)
         .await?
         .ok_or_else(|| AppError::invalid("The corrected invoice no longer exists."))?;
-    let issued_at = store::from_micros(
-        corrected
-            .issued_at
-            .ok_or_else(|| AppError::Conflict("Only issued invoices can be corrected.".into()))?,
-    );
-    Ok(document::PrecedingInvoice {
-        id: corrected.id,
-        number: corrected.reference.unwrap_or_default(),
-        issue_date: issued_at.date_naive(),
-        issued_at,
-        reason: reason
-            .and_then(document::CorrectionReason::parse)
-            .unwrap_or(document::CorrectionReason::R1),
-    })
+    documents::preceding(&corrected, reason)
 }
 
 /// Every pair the invoice needs (to the company currency and to the template's display

@@ -218,3 +218,51 @@ db_test!(
         }
     }
 );
+
+// A stored time is microseconds since 1970; one outside what a date can be (only a damaged
+// row holds one) is an error on every reader, never silently 1 January 1970
+// (store::from_micros).
+db_test!(a_stored_time_out_of_range_is_an_error, |app| {
+    app.settle(&app.a).await;
+    let customer = app.entity(&app.a, irish_customer()).await;
+    get(&app, &format!("/v1/entities/{customer}"))
+        .await
+        .expect(200);
+    exec(
+        &app,
+        "UPDATE entities SET created_at = 9223372036854775807 WHERE id = $1",
+        &[],
+        &customer,
+    )
+    .await;
+    get(&app, &format!("/v1/entities/{customer}"))
+        .await
+        .expect(500);
+    get(&app, "/v1/entities").await.expect(500);
+
+    let mut second = irish_customer();
+    second["name"] = json!("Second Customer Ltd");
+    let other = app.entity(&app.a, second).await;
+    let d = app
+        .draft(
+            &app.a,
+            json!({"recipient_id": other, "lines": one_line(100)}),
+        )
+        .await;
+    let id = d["id"].as_str().unwrap();
+    app.issue(&app.a, id).await;
+    exec(
+        &app,
+        "UPDATE invoices SET issued_at = -9223372036854775807 WHERE id = $1",
+        &[],
+        id,
+    )
+    .await;
+    for path in [
+        format!("/v1/invoices/{id}"),
+        format!("/v1/invoices/{id}/pdf"),
+    ] {
+        let r = get(&app, &path).await.expect(500);
+        assert!(!r.text().contains("1970"), "{}", r.text());
+    }
+});

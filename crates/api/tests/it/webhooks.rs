@@ -1167,3 +1167,33 @@ db_test!(a_disabled_endpoint_is_sent_no_invoice_events, |app| {
         assert_eq!(body.json()["data"]["id"], heard.as_str());
     }
 });
+
+// An `ai_audit.*` event tells the entry as of the service's clock, the one that stamped
+// it: with the clock a year back, an entry held "now" is pending in its event, not expired
+// by the system's time (routes::webhooks::emit_audit once read the system clock).
+db_test!(
+    ai_audit_events_tell_the_entry_on_the_services_clock,
+    |app| {
+        let rx = Receiver::start().await;
+        let (hook, _) = endpoint(&app, &app.a, &rx.url, &["ai_audit.pending"]).await;
+        app.settle(&app.a).await;
+        let year_ago = (chrono::Utc::now() - chrono::Duration::days(365)).to_rfc3339();
+        app.set_time(&year_ago);
+        app.call(
+            "PATCH",
+            "/v1/company",
+            As::Ai(&app.a),
+            Some(json!({"friendlyName": "Agent"})),
+        )
+        .await
+        .expect(202);
+        let log = deliveries(&app, &app.a, &hook).await;
+        assert_eq!(log.len(), 1, "{log:?}");
+        let entry = &log[0]["payload"]["data"];
+        assert_eq!(entry["status"], "pending", "{entry}");
+        let created: chrono::DateTime<chrono::Utc> =
+            entry["createdAt"].as_str().unwrap().parse().unwrap();
+        let expected: chrono::DateTime<chrono::Utc> = year_ago.parse().unwrap();
+        assert!((created - expected).num_seconds().abs() < 5, "{entry}");
+    }
+);

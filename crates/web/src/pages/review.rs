@@ -122,10 +122,12 @@ pub async fn page(State(state): State<WebState>, signed: SignedIn, headers: Head
     )
 }
 
+/// A stored time as the page shows it; a damaged one says so rather than showing 1970.
 fn stamp(micros: i64) -> String {
-    store::from_micros(micros)
-        .format("%Y-%m-%d %H:%M UTC")
-        .to_string()
+    store::from_micros(micros).map_or_else(
+        |_| "(time out of range)".to_owned(),
+        |t| t.format("%Y-%m-%d %H:%M UTC").to_string(),
+    )
 }
 
 fn source_label(source: &str) -> &'static str {

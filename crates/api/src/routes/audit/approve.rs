@@ -71,8 +71,14 @@ pub async fn approve_entry(
         )
         .await?;
         drop_body(&state, &mut conn, &entry).await?;
-        crate::routes::webhooks::emit_audit(&mut conn, &caller.company_id, "ai_audit.failed", &id)
-            .await?;
+        crate::routes::webhooks::emit_audit(
+            &mut conn,
+            &caller.company_id,
+            "ai_audit.failed",
+            &id,
+            now,
+        )
+        .await?;
         return reread(&mut conn, &caller, &id, now).await;
     }
 
@@ -153,7 +159,7 @@ pub async fn approve_entry(
     } else {
         "ai_audit.failed"
     };
-    crate::routes::webhooks::emit_audit(&mut conn, &caller.company_id, event, &id).await?;
+    crate::routes::webhooks::emit_audit(&mut conn, &caller.company_id, event, &id, now).await?;
     reread(&mut conn, &caller, &id, now).await
 }
 

@@ -26,7 +26,7 @@ use crate::{
     error::{ApiError, ApiResult},
     gate::Tx,
     pagination::{ListParams, Page},
-    views::ts,
+    views::{ts, ts_opt},
 };
 
 /// Where an entry stands.
@@ -104,15 +104,15 @@ impl AiAuditEntry {
             action: r.action,
             http_method: r.http_method,
             http_path: r.http_path,
-            created_at: ts(r.created_at),
-            expires_at: ts(r.expires_at),
+            created_at: ts(r.created_at)?,
+            expires_at: ts(r.expires_at)?,
             error_message: r.error_message,
             request_body,
             body_size: r.body_size,
             content_type: r.content_type,
             body_url,
             resource_id: r.resource_id,
-            reviewed_at: r.reviewed_at.map(ts),
+            reviewed_at: ts_opt(r.reviewed_at)?,
             reviewed_by: r.reviewed_by,
         })
     }
@@ -266,8 +266,14 @@ pub async fn reject_entry(
     let entry = claim(&tx, &caller, &id, "rejected", now).await?;
     let mut conn = tx.conn().await?;
     drop_body(&state, &mut conn, &entry).await?;
-    crate::routes::webhooks::emit_audit(&mut conn, &caller.company_id, "ai_audit.rejected", &id)
-        .await?;
+    crate::routes::webhooks::emit_audit(
+        &mut conn,
+        &caller.company_id,
+        "ai_audit.rejected",
+        &id,
+        now,
+    )
+    .await?;
     let row = store::audit::get(&mut conn, &caller.company_id, &id, now)
         .await?
         .ok_or_else(|| ApiError::not_found("AI audit entry"))?;
@@ -322,7 +328,10 @@ fn expired(entry: &store::audit::AuditRow) -> ApiError {
          approved or rejected and will never run; ask the agent to send the request again if \
          it is still wanted.",
         entry.id,
-        ts(entry.expires_at).to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+        ts(entry.expires_at).map_or_else(
+            |_| format!("{} µs", entry.expires_at),
+            |t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+        )
     ))
 }
 

@@ -13,7 +13,7 @@ use super::load;
 use crate::{
     AppState,
     auth::{Caller, DbConn},
-    error::ApiResult,
+    error::{ApiError, ApiResult},
     gate::Tx,
     json::ApiJson,
     views::ts,
@@ -48,17 +48,19 @@ pub struct Payment {
     pub created_at: DateTime<Utc>,
 }
 
-impl From<store::payments::PaymentRow> for Payment {
-    fn from(p: store::payments::PaymentRow) -> Self {
-        Self {
+impl TryFrom<store::payments::PaymentRow> for Payment {
+    type Error = ApiError;
+
+    fn try_from(p: store::payments::PaymentRow) -> ApiResult<Self> {
+        Ok(Self {
             id: p.id,
             invoice_id: p.invoice_id,
             amount_minor: p.amount_minor,
-            paid_at: ts(p.paid_at),
+            paid_at: ts(p.paid_at)?,
             bank_account_id: p.bank_account_id,
             note: p.note,
-            created_at: ts(p.created_at),
-        }
+            created_at: ts(p.created_at)?,
+        })
     }
 }
 
@@ -81,7 +83,7 @@ pub async fn create_payment(
 ) -> ApiResult<(StatusCode, Json<Payment>)> {
     let row =
         workflows::payments::record(state.services(), &tx, &caller.company_id, &id, req).await?;
-    Ok((StatusCode::CREATED, Json(row.into())))
+    Ok((StatusCode::CREATED, Json(row.try_into()?)))
 }
 
 /// Lists the payments of an invoice, newest first.
@@ -96,7 +98,10 @@ pub async fn list_payments(
     load(&mut db, &caller.company_id, &id).await?;
     let rows = store::payments::list(&mut db, &caller.company_id, &id).await?;
     Ok(Json(PaymentList {
-        data: rows.into_iter().map(Payment::from).collect(),
+        data: rows
+            .into_iter()
+            .map(Payment::try_from)
+            .collect::<ApiResult<_>>()?,
     }))
 }
 

@@ -79,8 +79,8 @@ pub(crate) fn delivery_view(d: store::deliveries::DeliveryRow) -> ApiResult<Deli
         status: d.status,
         step: d.step,
         language: d.language,
-        created_at: store::from_micros(d.created_at),
-        sent_at: d.sent_at.map(store::from_micros),
+        created_at: crate::views::ts(d.created_at)?,
+        sent_at: crate::views::ts_opt(d.sent_at)?,
         error: d.error,
     })
 }

@@ -88,7 +88,7 @@ pub(super) async fn add(
         .await?
         .ok_or_else(|| internal("company"))?;
     if let Some(m) = store::members::get_by_email(conn, company_id, &new.email).await? {
-        return Err(already_member(&new.email, &CompanyUser::from_row(m, now)));
+        return Err(already_member(&new.email, &CompanyUser::from_row(m, now)?));
     }
     let language = new.language.clone().unwrap_or(acting.language.clone());
     let local_part = new.email.split('@').next().unwrap_or_default().to_owned();
@@ -164,9 +164,11 @@ pub(super) async fn add(
                 .and_then(|m| m.name())
                 .unwrap_or(acting.email.clone());
             let row = store::members::get_by_email(conn, company_id, &new.email).await?;
-            let name = row
-                .and_then(|r| CompanyUser::from_row(r, now).name)
-                .unwrap_or(local_part);
+            let name = match row {
+                Some(r) => CompanyUser::from_row(r, now)?.name,
+                None => None,
+            }
+            .unwrap_or(local_part);
             let vars: BTreeMap<String, String> = [
                 ("name", name),
                 ("company_name", company.name.clone()),
