@@ -272,7 +272,7 @@ pub(crate) fn seed_bulk(args: &[String]) -> anyhow::Result<()> {
     settle(&http, &base, &c)?;
     let (s, company) = send(&http, &c, "GET", &format!("{base}/v1/company"), None)?;
     anyhow::ensure!(s == 200, "GET /v1/company answered {s}");
-    let company_id = company["id"].as_str().unwrap_or_default().to_owned();
+    let company_id = store::CompanyId::parse(company["id"].as_str().unwrap_or_default())?;
     let (s, account) = send(
         &http,
         &c,

@@ -267,7 +267,7 @@ async fn sistema(
         nombre_sistema_informatico: "invoicing".into(),
         id_sistema_informatico: "IV".into(),
         version: env!("CARGO_PKG_VERSION").into(),
-        numero_instalacion: company.id.clone(),
+        numero_instalacion: company.id.to_string(),
         tipo_uso_posible_solo_verifactu: true,
         tipo_uso_posible_multi_ot: true,
         indicador_multiples_ot: companies > 1,
@@ -277,7 +277,7 @@ async fn sistema(
 /// Locks the issuer's chain head (held until the transaction ends) and reads its last record.
 async fn locked_head(
     conn: &mut sqlx::AnyConnection,
-    company_id: &str,
+    company_id: &store::CompanyId,
 ) -> AppResult<(store::verifactu::ChainHead, Option<RegistroPrevio>)> {
     let head = store::verifactu::lock_head(conn, company_id).await?;
     let previo = match (&head.nif, &head.num_serie, &head.fecha, &head.huella) {

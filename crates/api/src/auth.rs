@@ -69,7 +69,7 @@ impl Source {
 /// The authenticated caller of a request.
 #[derive(Debug, Clone)]
 pub struct Caller {
-    pub company_id: String,
+    pub company_id: store::CompanyId,
     pub user_id: String,
     pub token_id: String,
     pub kind: CallerKind,

@@ -90,8 +90,8 @@ const LISTED_MEMBERS: i64 = 20;
 pub enum VerifactuCommand {
     /// Record that a company's authorization is in effect after a manual check.
     Authorize {
-        #[arg(long)]
-        company: String,
+        #[arg(long, value_parser = company_id)]
+        company: store::CompanyId,
         #[arg(long, value_parser = ["document", "power_of_attorney"])]
         method: String,
         /// What was checked, kept with the authorization.
@@ -104,8 +104,8 @@ pub enum VerifactuCommand {
 pub enum PointsCommand {
     /// Credit points bought with a currency (one point per minor unit).
     TopUp {
-        #[arg(long)]
-        company: String,
+        #[arg(long, value_parser = company_id)]
+        company: store::CompanyId,
         /// Points to credit (positive).
         #[arg(long)]
         amount: i64,
@@ -141,8 +141,8 @@ pub enum TokenCommand {
     Create {
         /// Company id (`invoicing admin company list`); may be left out when the database
         /// has only one company.
-        #[arg(long)]
-        company: Option<String>,
+        #[arg(long, value_parser = company_id)]
+        company: Option<store::CompanyId>,
         /// E-mail of a member of that company.
         #[arg(long)]
         user: String,
@@ -300,8 +300,13 @@ pub async fn run(db: &store::Db, command: AdminCommand) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A `--company` value: an id, not any text (a bad one is refused by clap, saying why).
+fn company_id(text: &str) -> Result<store::CompanyId, String> {
+    store::CompanyId::parse(text).map_err(|e| e.to_string())
+}
+
 /// The id of the database's only company, for commands that may leave `--company` out.
-async fn only_company(conn: &mut store::Conn) -> anyhow::Result<String> {
+async fn only_company(conn: &mut store::Conn) -> anyhow::Result<store::CompanyId> {
     let companies = store::companies::list(conn, None, 2).await?;
     match companies.as_slice() {
         [only] => Ok(only.id.clone()),

@@ -289,7 +289,7 @@ impl jobs::invoicing::Invoicing for ApiInvoicing {
 
     fn attachment<'a>(
         &'a self,
-        company_id: &'a str,
+        company_id: &'a store::CompanyId,
         invoice_id: &'a str,
         name: &'a str,
     ) -> jobs::invoicing::BoxFuture<'a, anyhow::Result<jobs::mail::MailAttachment>> {

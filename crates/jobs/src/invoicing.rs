@@ -31,7 +31,7 @@ pub trait Invoicing: Send + Sync {
     /// The bytes of the attachment `name` of an issued invoice (as the delivery lists it).
     fn attachment<'a>(
         &'a self,
-        company_id: &'a str,
+        company_id: &'a store::CompanyId,
         invoice_id: &'a str,
         name: &'a str,
     ) -> BoxFuture<'a, anyhow::Result<MailAttachment>>;
@@ -108,7 +108,7 @@ pub async fn queue_reminders(
         let Some((last, _)) = companies.last() else {
             break;
         };
-        after = Some(last.clone());
+        after = Some(last.to_string());
         for (company_id, days_json) in &companies {
             match remind_company(db, hooks, company_id, days_json, now).await {
                 Ok(n) => queued += n,
@@ -130,7 +130,7 @@ pub async fn queue_reminders(
 async fn remind_company(
     db: &store::Db,
     hooks: &dyn Invoicing,
-    company_id: &str,
+    company_id: &store::CompanyId,
     days_json: &str,
     now: i64,
 ) -> anyhow::Result<usize> {
@@ -159,7 +159,7 @@ async fn remind_company(
 async fn remind_step(
     db: &store::Db,
     hooks: &dyn Invoicing,
-    company_id: &str,
+    company_id: &store::CompanyId,
     step: i64,
     due_after: Option<i64>,
     due_by: i64,

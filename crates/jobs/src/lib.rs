@@ -108,7 +108,7 @@ pub struct Job {
     pub id: String,
     pub kind: String,
     pub payload: serde_json::Value,
-    pub company_id: Option<String>,
+    pub company_id: Option<store::CompanyId>,
     /// This run's number, from 1.
     pub attempt: i64,
     pub max_attempts: i64,

@@ -102,7 +102,7 @@ pub(crate) async fn submit(ctx: Context, job: Job) -> Result<(), JobError> {
 /// The earliest instant of the next request: the last one plus its wait.
 async fn not_before(
     conn: &mut sqlx::AnyConnection,
-    company_id: &str,
+    company_id: &store::CompanyId,
 ) -> Result<Option<i64>, JobError> {
     Ok(vf::last_answered_batch(conn, company_id)
         .await?
@@ -116,7 +116,7 @@ async fn not_before(
 /// Nothing left: frees the dedupe key while holding the issuer's chain head,
 /// so an invoice issued meanwhile either is seen here (and sent) or enqueues a
 /// new job. Returns false when records appeared.
-async fn finish(ctx: &Context, job: &Job, company_id: &str) -> Result<bool, JobError> {
+async fn finish(ctx: &Context, job: &Job, company_id: &store::CompanyId) -> Result<bool, JobError> {
     let mut tx = ctx.db.begin_write().await?;
     vf::lock_head(tx.conn(), company_id).await?;
     if vf::pending_count(tx.conn(), company_id).await? > 0
@@ -336,7 +336,7 @@ pub(crate) async fn check_authorization(ctx: Context, _job: Job) -> Result<(), J
 async fn check_with(
     ctx: &Context,
     checker: Arc<dyn crate::aeat::PowerOfAttorneyChecker>,
-    waiting: Vec<(String, String)>,
+    waiting: Vec<(store::CompanyId, String)>,
 ) -> Result<(), JobError> {
     let mut errors = Vec::new();
     for (company_id, nif) in waiting {

@@ -16,7 +16,7 @@ pub const STATUSES: [&str; 5] = ["pending", "approved", "rejected", "failed", "e
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct AuditRow {
     pub id: String,
-    pub company_id: String,
+    pub company_id: crate::CompanyId,
     pub user_id: String,
     pub token_id: String,
     pub source: String,
@@ -79,7 +79,7 @@ pub struct NewEntry<'a> {
 /// Records a pending entry and returns its id.
 pub async fn insert(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     e: &NewEntry<'_>,
 ) -> sqlx::Result<String> {
     let id = crate::new_id();
@@ -116,7 +116,7 @@ pub async fn insert(
 /// One entry of the company, as of `now`.
 pub async fn get(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     id: &str,
     now: i64,
 ) -> sqlx::Result<Option<AuditRow>> {
@@ -134,7 +134,7 @@ pub async fn get(
 /// is in a file or there is none. Read one entry at a time, never for a list.
 pub async fn inline_body(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     id: &str,
 ) -> sqlx::Result<Option<String>> {
     let row: Option<(Option<String>,)> = sqlx::query_as(
@@ -151,7 +151,7 @@ pub async fn inline_body(
 /// after the keyset cursor. Bodies are not read.
 pub async fn list(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     status: Option<&str>,
     before_id: Option<&str>,
     limit: i64,
@@ -189,7 +189,7 @@ pub struct PendingLoad {
 /// Pending (not yet expired) entries and their body bytes, of the company and of one token.
 pub async fn pending_load(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     token_id: &str,
     now: i64,
 ) -> sqlx::Result<PendingLoad> {
@@ -216,7 +216,7 @@ pub async fn pending_load(
 /// How many entries of the company wait for review at `now`.
 pub async fn count_pending(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     now: i64,
 ) -> sqlx::Result<i64> {
     sqlx::query_scalar(
@@ -237,7 +237,7 @@ pub async fn count_pending(
 /// exactly one sees `pending`.
 pub async fn review(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     id: &str,
     status: &str,
     reviewer: &str,
@@ -260,7 +260,7 @@ pub async fn review(
 /// Records the outcome of an approved entry's replay.
 pub async fn record_outcome(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     id: &str,
     status: &str,
     resource_id: Option<&str>,
@@ -283,7 +283,11 @@ pub async fn record_outcome(
 /// Forgets a decided entry's large body: its file reference (the caller deletes the file
 /// in the same transaction) and a legacy `base64:` inline body. A small JSON body stays,
 /// as the record of what was asked.
-pub async fn forget_body(conn: &mut AnyConnection, company_id: &str, id: &str) -> sqlx::Result<()> {
+pub async fn forget_body(
+    conn: &mut AnyConnection,
+    company_id: &crate::CompanyId,
+    id: &str,
+) -> sqlx::Result<()> {
     sqlx::query(
         "UPDATE ai_audit_entries SET body_file_id = NULL, \
          request_body = CASE WHEN request_body LIKE 'base64:%' THEN NULL ELSE request_body END \
@@ -297,19 +301,19 @@ pub async fn forget_body(conn: &mut AnyConnection, company_id: &str, id: &str) -
 }
 
 /// A body file to delete: `(company_id, file_id)`.
-pub type BodyFile = (String, String);
+pub type BodyFile = (crate::CompanyId, String);
 
 /// Writes `expired` on the pending entries past their time at `now` (of one company, or of
 /// all) and forgets their large bodies; returns the body files the caller must delete
 /// in the same transaction.
 pub async fn expire_due(
     conn: &mut AnyConnection,
-    company_id: Option<&str>,
+    company_id: Option<&crate::CompanyId>,
     now: i64,
 ) -> sqlx::Result<Vec<BodyFile>> {
     // RETURNING shows the row after the update, so the file reference is cleared by a
     // second statement, once its value has been returned.
-    let files: Vec<(String, Option<String>)> = sqlx::query_as(
+    let files: Vec<(crate::CompanyId, Option<String>)> = sqlx::query_as(
         "UPDATE ai_audit_entries SET status = 'expired', \
          request_body = CASE WHEN request_body LIKE 'base64:%' THEN NULL ELSE request_body END \
          WHERE status = 'pending' AND expires_at <= $1 AND ($2 IS NULL OR company_id = $2) \

@@ -6,7 +6,7 @@ use sqlx::AnyConnection;
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct AccountRow {
     pub id: String,
-    pub company_id: String,
+    pub company_id: crate::CompanyId,
     pub name: String,
     pub bank_name: Option<String>,
     pub iban: Option<String>,
@@ -30,7 +30,10 @@ const SELECT: &str = "SELECT a.id, a.company_id, a.name, a.bank_name, a.iban, a.
 /// Serialises changes to a company's default account across processes: the
 /// no-op update takes the company row's lock on PostgreSQL until commit
 /// (SQLite already has one writer).
-pub async fn lock_company(conn: &mut AnyConnection, company_id: &str) -> sqlx::Result<()> {
+pub async fn lock_company(
+    conn: &mut AnyConnection,
+    company_id: &crate::CompanyId,
+) -> sqlx::Result<()> {
     sqlx::query("UPDATE companies SET id = id WHERE id = $1")
         .bind(company_id)
         .execute(conn)
@@ -79,7 +82,10 @@ pub async fn update(conn: &mut AnyConnection, a: &AccountRow) -> sqlx::Result<()
 }
 
 /// Clears the default flag of every account of the company.
-pub async fn clear_main(conn: &mut AnyConnection, company_id: &str) -> sqlx::Result<()> {
+pub async fn clear_main(
+    conn: &mut AnyConnection,
+    company_id: &crate::CompanyId,
+) -> sqlx::Result<()> {
     sqlx::query("UPDATE bank_accounts SET is_main = 0 WHERE company_id = $1 AND is_main = 1")
         .bind(company_id)
         .execute(conn)
@@ -88,7 +94,7 @@ pub async fn clear_main(conn: &mut AnyConnection, company_id: &str) -> sqlx::Res
 }
 
 /// Number of accounts of the company.
-pub async fn count(conn: &mut AnyConnection, company_id: &str) -> sqlx::Result<i64> {
+pub async fn count(conn: &mut AnyConnection, company_id: &crate::CompanyId) -> sqlx::Result<i64> {
     sqlx::query_scalar("SELECT COUNT(*) FROM bank_accounts WHERE company_id = $1")
         .bind(company_id)
         .fetch_one(conn)
@@ -98,7 +104,7 @@ pub async fn count(conn: &mut AnyConnection, company_id: &str) -> sqlx::Result<i
 /// One account of the company.
 pub async fn get(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     id: &str,
 ) -> sqlx::Result<Option<AccountRow>> {
     sqlx::query_as::<_, AccountRow>(sqlx::AssertSqlSafe(format!(
@@ -113,7 +119,7 @@ pub async fn get(
 /// Accounts of the company, newest first, after the keyset cursor.
 pub async fn list(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     before_id: Option<&str>,
     limit: i64,
 ) -> sqlx::Result<Vec<AccountRow>> {
@@ -129,7 +135,11 @@ pub async fn list(
 
 /// Deletes an account (its snapshots go with it) and, if it was the default,
 /// makes the oldest remaining account the default.
-pub async fn delete(conn: &mut AnyConnection, company_id: &str, id: &str) -> sqlx::Result<bool> {
+pub async fn delete(
+    conn: &mut AnyConnection,
+    company_id: &crate::CompanyId,
+    id: &str,
+) -> sqlx::Result<bool> {
     sqlx::query("DELETE FROM balance_snapshots WHERE company_id = $1 AND bank_account_id = $2")
         .bind(company_id)
         .bind(id)
@@ -172,7 +182,7 @@ pub struct SnapshotRow {
 /// Records a balance of an account of the company.
 pub async fn insert_snapshot(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     s: &SnapshotRow,
 ) -> sqlx::Result<()> {
     sqlx::query(
@@ -194,7 +204,7 @@ pub async fn insert_snapshot(
 /// Snapshots of an account, newest first (by `as_of_date`).
 pub async fn snapshots(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     account_id: &str,
 ) -> sqlx::Result<Vec<SnapshotRow>> {
     sqlx::query_as::<_, SnapshotRow>(
@@ -210,7 +220,7 @@ pub async fn snapshots(
 /// Deletes one snapshot of an account; false when there is none.
 pub async fn delete_snapshot(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     account_id: &str,
     id: &str,
 ) -> sqlx::Result<bool> {

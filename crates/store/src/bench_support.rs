@@ -65,7 +65,7 @@ pub async fn insert_invoices(
 /// [`crate::payments::insert`] leaves behind).
 pub async fn insert_payments(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     rows: &[crate::payments::PaymentRow],
 ) -> sqlx::Result<()> {
     if rows.is_empty() {
@@ -101,7 +101,7 @@ pub async fn insert_payments(
 /// handing out every number below `next_number`.
 pub async fn set_counter(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     series: &str,
     year: i64,
     next_number: i64,

@@ -17,7 +17,7 @@ pub struct BootstrapRequest<'a> {
 /// The ids and secrets of a bootstrap (secrets shown once).
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Bootstrapped {
-    pub company_id: String,
+    pub company_id: crate::CompanyId,
     pub user_id: String,
     pub token: String,
     pub human_proof: String,

@@ -5,7 +5,7 @@ use sqlx::AnyConnection;
 /// A company as stored, with its whole configuration.
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct CompanyRow {
-    pub id: String,
+    pub id: crate::CompanyId,
     pub name: String,
     pub fiscal_id: String,
     pub email: String,
@@ -55,7 +55,10 @@ const COLUMNS: &str = "id, name, fiscal_id, email, phone, company_type, address_
     contact_name";
 
 /// Loads one company.
-pub async fn get(conn: &mut AnyConnection, company_id: &str) -> sqlx::Result<Option<CompanyRow>> {
+pub async fn get(
+    conn: &mut AnyConnection,
+    company_id: &crate::CompanyId,
+) -> sqlx::Result<Option<CompanyRow>> {
     sqlx::query_as::<_, CompanyRow>(sqlx::AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM companies WHERE id = $1"
     )))
@@ -80,7 +83,7 @@ pub struct IssuingCompany {
 /// one round trip.
 pub async fn for_issuing(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     user_id: &str,
 ) -> sqlx::Result<Option<IssuingCompany>> {
     sqlx::query_as::<_, IssuingCompany>(sqlx::AssertSqlSafe(format!(
@@ -102,7 +105,7 @@ pub async fn for_issuing(
 /// yet; `None` outside when there is no such company.
 pub async fn company_type(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
 ) -> sqlx::Result<Option<Option<String>>> {
     let row: Option<(Option<String>,)> =
         sqlx::query_as("SELECT company_type FROM companies WHERE id = $1")
@@ -123,8 +126,11 @@ pub struct NewCompany<'a> {
 }
 
 /// Creates a company (not yet settled) and returns its id.
-pub async fn insert(conn: &mut AnyConnection, new: &NewCompany<'_>) -> sqlx::Result<String> {
-    let id = crate::new_id();
+pub async fn insert(
+    conn: &mut AnyConnection,
+    new: &NewCompany<'_>,
+) -> sqlx::Result<crate::CompanyId> {
+    let id = crate::CompanyId::generate();
     sqlx::query(
         "INSERT INTO companies (id, name, fiscal_id, email, company_type, currency_code, created_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $7)",
@@ -208,7 +214,7 @@ pub async fn any_exists(conn: &mut AnyConnection) -> sqlx::Result<bool> {
 /// Records the company's VERI*FACTU authorization status.
 pub async fn set_verifactu_authorization(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     status: &str,
     in_effect: bool,
 ) -> sqlx::Result<()> {

@@ -17,7 +17,7 @@ pub(crate) const TAKE: &str = "INSERT INTO document_counters (company_id, series
 /// other processes) queue and never share a number.
 pub async fn next(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     series: &str,
     year: i64,
     first: i64,

@@ -31,7 +31,7 @@ fn whole_day(micros: i64) -> Option<i64> {
 /// Whole-day bounds (or none) read the daily rollup; other bounds scan the invoices.
 pub async fn revenue_by_currency(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     from: Option<i64>,
     to: Option<i64>,
 ) -> sqlx::Result<Vec<(String, i64)>> {
@@ -63,7 +63,7 @@ pub async fn revenue_by_currency(
 /// Net amount of expenses per currency, dated in `[from, to)` when given.
 pub async fn expenses_by_currency(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     from: Option<i64>,
     to: Option<i64>,
 ) -> sqlx::Result<Vec<(String, i64)>> {
@@ -84,7 +84,7 @@ pub async fn expenses_by_currency(
 /// boundary is a whole UTC day (month starts are), else of the invoices.
 pub async fn monthly_revenue(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     currency: &str,
     bounds: &[i64],
 ) -> sqlx::Result<Vec<i64>> {
@@ -142,7 +142,7 @@ pub struct TopCustomerRow {
 /// corrective invoices), with their current names.
 pub async fn top_customers(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     currency: &str,
     limit: i64,
 ) -> sqlx::Result<Vec<TopCustomerRow>> {
@@ -163,7 +163,7 @@ pub async fn top_customers(
 /// Customers ever issued an invoice, and those whose first issued invoice is in `[from, to)`.
 pub async fn customer_stats(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     from: i64,
     to: i64,
 ) -> sqlx::Result<(i64, i64)> {
@@ -200,7 +200,7 @@ pub struct CountsRow {
 /// it); the rest is read from `dashboard_counts`.
 pub async fn invoice_counts(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     now: i64,
 ) -> sqlx::Result<CountsRow> {
     let draft: i64 = sqlx::query_scalar(
@@ -271,7 +271,7 @@ fn payment_state(total: i64, paid_minor: i64) -> (i64, i64) {
 /// Adds `invoices` (1 or -1) to the unpaid invoices due on the UTC day of `due_date`.
 async fn add_unpaid_due(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     due_date: i64,
     invoices: i64,
 ) -> sqlx::Result<()> {
@@ -280,7 +280,7 @@ async fn add_unpaid_due(
     batch.execute(conn).await
 }
 
-fn push_unpaid_due(batch: &mut Batch, company_id: &str, due_date: i64, invoices: i64) {
+fn push_unpaid_due(batch: &mut Batch, company_id: &crate::CompanyId, due_date: i64, invoices: i64) {
     batch
         .push(
             "INSERT INTO dashboard_unpaid_due (company_id, day, invoices) VALUES ($1, $2, $3) \
@@ -304,7 +304,7 @@ struct CountsDelta {
 /// Adds to a company's counts, creating its row on first use.
 async fn add_counts(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     delta: CountsDelta,
 ) -> sqlx::Result<()> {
     let mut batch = Batch::new();
@@ -312,7 +312,7 @@ async fn add_counts(
     batch.execute(conn).await
 }
 
-fn push_counts(batch: &mut Batch, company_id: &str, d: CountsDelta) {
+fn push_counts(batch: &mut Batch, company_id: &crate::CompanyId, d: CountsDelta) {
     if d.issued == 0
         && d.corrective == 0
         && d.paid == 0
@@ -364,7 +364,7 @@ pub async fn push_issue(
     else {
         return Ok(());
     };
-    let company_id = row.company_id.as_str();
+    let company_id = &row.company_id;
     batch
         .push(
             "INSERT INTO dashboard_daily_revenue (company_id, currency_code, day, net_total) VALUES ($1, $2, $3, $4) \
@@ -450,7 +450,7 @@ pub async fn push_issue(
 /// it in the same transaction, after the invoice is updated.
 pub async fn record_payment(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     invoice_id: &str,
     delta: i64,
 ) -> sqlx::Result<()> {
@@ -489,7 +489,7 @@ pub async fn record_payment(
 /// Recomputes a company's rollups from its invoices (what the migration does for every
 /// company): for data written without going through [`record_issue`], such as the
 /// benchmark's bulk seeding, or to repair them.
-pub async fn rebuild(conn: &mut AnyConnection, company_id: &str) -> sqlx::Result<()> {
+pub async fn rebuild(conn: &mut AnyConnection, company_id: &crate::CompanyId) -> sqlx::Result<()> {
     for table in [
         "dashboard_daily_revenue",
         "dashboard_customer_revenue",
@@ -544,7 +544,7 @@ pub async fn rebuild(conn: &mut AnyConnection, company_id: &str) -> sqlx::Result
 /// The prepaid points balance and the currency of the latest top-up.
 pub async fn points(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
 ) -> sqlx::Result<(i64, Option<String>)> {
     let balance: i64 = sqlx::query_scalar(
         "SELECT CAST(COALESCE(SUM(delta), 0) AS BIGINT) FROM points_ledger WHERE company_id = $1",
@@ -564,7 +564,7 @@ pub async fn points(
 /// The company's subscription tier, if any.
 pub async fn subscription_tier(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
 ) -> sqlx::Result<Option<String>> {
     sqlx::query_scalar("SELECT subscription_tier FROM companies WHERE id = $1")
         .bind(company_id)

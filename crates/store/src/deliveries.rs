@@ -10,7 +10,7 @@ use sqlx::AnyConnection;
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct DeliveryRow {
     pub id: String,
-    pub company_id: String,
+    pub company_id: crate::CompanyId,
     pub invoice_id: String,
     /// `send` or `reminder`.
     pub kind: String,
@@ -38,7 +38,7 @@ pub const JOB_KIND: &str = crate::jobs::kind::INVOICE_DELIVER;
 /// What the `invoice.deliver` job carries: ids only.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct DeliverJob {
-    pub company_id: String,
+    pub company_id: crate::CompanyId,
     pub delivery_id: String,
 }
 
@@ -83,7 +83,10 @@ pub async fn insert_queued(conn: &mut AnyConnection, d: &DeliveryRow) -> sqlx::R
 }
 
 /// How many deliveries of the company wait to be mailed.
-pub async fn queued_count(conn: &mut AnyConnection, company_id: &str) -> sqlx::Result<i64> {
+pub async fn queued_count(
+    conn: &mut AnyConnection,
+    company_id: &crate::CompanyId,
+) -> sqlx::Result<i64> {
     sqlx::query_scalar(
         "SELECT COUNT(*) FROM deliveries WHERE company_id = $1 AND status = 'queued'",
     )
@@ -95,7 +98,7 @@ pub async fn queued_count(conn: &mut AnyConnection, company_id: &str) -> sqlx::R
 /// One delivery of the company.
 pub async fn get(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     id: &str,
 ) -> sqlx::Result<Option<DeliveryRow>> {
     sqlx::query_as::<_, DeliveryRow>(sqlx::AssertSqlSafe(format!(
@@ -110,7 +113,7 @@ pub async fn get(
 /// Deliveries of an invoice, newest first, after the keyset cursor.
 pub async fn list(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     invoice_id: &str,
     before_id: Option<&str>,
     limit: i64,
@@ -131,7 +134,7 @@ pub async fn list(
 /// `queued` with the error of a try that will be retried.
 pub async fn set_outcome(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     id: &str,
     status: &str,
     error: Option<&str>,
@@ -153,7 +156,7 @@ pub async fn set_outcome(
 /// An issued invoice that may be due a reminder: its due date and the recipient's address.
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct ReminderCandidate {
-    pub company_id: String,
+    pub company_id: crate::CompanyId,
     pub invoice_id: String,
     pub due_date: i64,
     pub email: Option<String>,
@@ -164,7 +167,7 @@ pub async fn reminding_companies(
     conn: &mut AnyConnection,
     after_id: Option<&str>,
     limit: i64,
-) -> sqlx::Result<Vec<(String, String)>> {
+) -> sqlx::Result<Vec<(crate::CompanyId, String)>> {
     sqlx::query_as(
         "SELECT id, reminder_days_json FROM companies WHERE reminder_days_json <> '[]' \
          AND ($1 IS NULL OR id > $1) ORDER BY id LIMIT $2",
@@ -180,7 +183,7 @@ pub async fn reminding_companies(
 /// Found over the partial index `invoices_unpaid_due` (its condition repeated).
 pub async fn reminder_candidates(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     step: i64,
     due_after: Option<i64>,
     due_by: i64,

@@ -6,7 +6,7 @@ use sqlx::AnyConnection;
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct EntityRow {
     pub id: String,
-    pub company_id: String,
+    pub company_id: crate::CompanyId,
     pub name: String,
     /// Canonical `CC:LegalForm`.
     pub entity_type: String,
@@ -90,7 +90,7 @@ pub async fn update(conn: &mut AnyConnection, e: &EntityRow) -> sqlx::Result<()>
 /// One entity of the company.
 pub async fn get(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     id: &str,
 ) -> sqlx::Result<Option<EntityRow>> {
     sqlx::query_as::<_, EntityRow>(sqlx::AssertSqlSafe(format!(
@@ -107,7 +107,7 @@ pub async fn get(
 /// upper case. Give them normalised the same way ([`normalize_id`]).
 pub async fn find_by_tax_ids(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     vat_id: Option<&str>,
     tax_id: Option<&str>,
 ) -> sqlx::Result<Option<EntityRow>> {
@@ -138,7 +138,7 @@ pub fn normalize_id(id: &str) -> String {
 /// Entities of the company, newest first, after the keyset cursor.
 pub async fn list(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     before_id: Option<&str>,
     limit: i64,
 ) -> sqlx::Result<Vec<EntityRow>> {
@@ -157,7 +157,7 @@ pub async fn list(
 /// (case-insensitive for ASCII letters on both engines), newest first.
 pub async fn search(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     needle: &str,
     before_id: Option<&str>,
     limit: i64,
@@ -187,7 +187,7 @@ pub async fn search(
 /// How many draft and issued invoices (and proformas) name the entity.
 pub async fn usage(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     id: &str,
 ) -> sqlx::Result<(i64, i64, i64)> {
     let (drafts, issued): (i64, i64) = sqlx::query_as(
@@ -210,7 +210,11 @@ pub async fn usage(
 }
 
 /// Deletes an entity of the company; false when there is none.
-pub async fn delete(conn: &mut AnyConnection, company_id: &str, id: &str) -> sqlx::Result<bool> {
+pub async fn delete(
+    conn: &mut AnyConnection,
+    company_id: &crate::CompanyId,
+    id: &str,
+) -> sqlx::Result<bool> {
     let done = sqlx::query("DELETE FROM entities WHERE company_id = $1 AND id = $2")
         .bind(company_id)
         .bind(id)

@@ -6,7 +6,7 @@ use sqlx::AnyConnection;
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct ExpenseRow {
     pub id: String,
-    pub company_id: String,
+    pub company_id: crate::CompanyId,
     pub supplier_id: String,
     pub invoice_reference: String,
     pub category: Option<String>,
@@ -100,7 +100,7 @@ pub async fn update(conn: &mut AnyConnection, e: &ExpenseRow) -> sqlx::Result<()
 /// One expense of the company.
 pub async fn get(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     id: &str,
 ) -> sqlx::Result<Option<ExpenseRow>> {
     sqlx::query_as::<_, ExpenseRow>(sqlx::AssertSqlSafe(format!(
@@ -115,7 +115,7 @@ pub async fn get(
 /// The id of the company's expense with this supplier and reference, if there is one.
 pub async fn find_by_reference(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     supplier_id: &str,
     reference: &str,
 ) -> sqlx::Result<Option<String>> {
@@ -132,7 +132,7 @@ pub async fn find_by_reference(
 /// Expenses of the company (optionally of one supplier), newest first, after the cursor.
 pub async fn list(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     supplier_id: Option<&str>,
     before_id: Option<&str>,
     limit: i64,
@@ -150,7 +150,11 @@ pub async fn list(
 }
 
 /// Deletes an expense of the company and its receipt; false when there is none.
-pub async fn delete(conn: &mut AnyConnection, company_id: &str, id: &str) -> sqlx::Result<bool> {
+pub async fn delete(
+    conn: &mut AnyConnection,
+    company_id: &crate::CompanyId,
+    id: &str,
+) -> sqlx::Result<bool> {
     let receipt: Option<Option<String>> = sqlx::query_scalar(
         "SELECT receipt_file_id FROM expenses WHERE company_id = $1 AND id = $2",
     )

@@ -41,7 +41,7 @@ pub trait FileStore {
     async fn put(
         &self,
         conn: &mut AnyConnection,
-        company_id: &str,
+        company_id: &crate::CompanyId,
         content_type: &str,
         data: &[u8],
     ) -> anyhow::Result<String>;
@@ -49,14 +49,14 @@ pub trait FileStore {
     async fn get(
         &self,
         conn: &mut AnyConnection,
-        company_id: &str,
+        company_id: &crate::CompanyId,
         id: &str,
     ) -> anyhow::Result<Option<StoredFile>>;
     /// Deletes a file of the company.
     async fn delete(
         &self,
         conn: &mut AnyConnection,
-        company_id: &str,
+        company_id: &crate::CompanyId,
         id: &str,
     ) -> anyhow::Result<()>;
 }
@@ -78,7 +78,7 @@ struct FileRow {
 async fn insert_row(
     conn: &mut AnyConnection,
     id: &str,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     content_type: &str,
     data: &[u8],
     location: &str,
@@ -103,7 +103,7 @@ async fn insert_row(
 
 async fn load_row(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     id: &str,
 ) -> sqlx::Result<Option<FileRow>> {
     sqlx::query_as::<_, FileRow>(
@@ -116,7 +116,11 @@ async fn load_row(
     .await
 }
 
-async fn delete_row(conn: &mut AnyConnection, company_id: &str, id: &str) -> sqlx::Result<()> {
+async fn delete_row(
+    conn: &mut AnyConnection,
+    company_id: &crate::CompanyId,
+    id: &str,
+) -> sqlx::Result<()> {
     sqlx::query("DELETE FROM files WHERE company_id = $1 AND id = $2")
         .bind(company_id)
         .bind(id)
@@ -133,7 +137,7 @@ impl FileStore for DbFiles {
     async fn put(
         &self,
         conn: &mut AnyConnection,
-        company_id: &str,
+        company_id: &crate::CompanyId,
         content_type: &str,
         data: &[u8],
     ) -> anyhow::Result<String> {
@@ -145,7 +149,7 @@ impl FileStore for DbFiles {
     async fn get(
         &self,
         conn: &mut AnyConnection,
-        company_id: &str,
+        company_id: &crate::CompanyId,
         id: &str,
     ) -> anyhow::Result<Option<StoredFile>> {
         match load_row(conn, company_id, id).await? {
@@ -161,7 +165,7 @@ impl FileStore for DbFiles {
     async fn delete(
         &self,
         conn: &mut AnyConnection,
-        company_id: &str,
+        company_id: &crate::CompanyId,
         id: &str,
     ) -> anyhow::Result<()> {
         Ok(delete_row(conn, company_id, id).await?)
@@ -255,8 +259,8 @@ impl ObjectFiles {
         }
     }
 
-    fn location(&self, company_id: &str, id: &str) -> Path {
-        self.prefix.clone().join(company_id).join(id)
+    fn location(&self, company_id: &crate::CompanyId, id: &str) -> Path {
+        self.prefix.clone().join(company_id.as_str()).join(id)
     }
 
     /// Writes, reads back and deletes a probe object, so a wrong bucket, endpoint or
@@ -324,7 +328,7 @@ impl FileStore for ObjectFiles {
     async fn put(
         &self,
         conn: &mut AnyConnection,
-        company_id: &str,
+        company_id: &crate::CompanyId,
         content_type: &str,
         data: &[u8],
     ) -> anyhow::Result<String> {
@@ -344,7 +348,7 @@ impl FileStore for ObjectFiles {
     async fn get(
         &self,
         conn: &mut AnyConnection,
-        company_id: &str,
+        company_id: &crate::CompanyId,
         id: &str,
     ) -> anyhow::Result<Option<StoredFile>> {
         let Some(row) = load_row(conn, company_id, id).await? else {
@@ -377,7 +381,7 @@ impl FileStore for ObjectFiles {
     async fn delete(
         &self,
         conn: &mut AnyConnection,
-        company_id: &str,
+        company_id: &crate::CompanyId,
         id: &str,
     ) -> anyhow::Result<()> {
         // Only the row: the transaction may still roll back. The object becomes an
@@ -418,7 +422,7 @@ impl FileStore for Files {
     async fn put(
         &self,
         conn: &mut AnyConnection,
-        company_id: &str,
+        company_id: &crate::CompanyId,
         content_type: &str,
         data: &[u8],
     ) -> anyhow::Result<String> {
@@ -431,7 +435,7 @@ impl FileStore for Files {
     async fn get(
         &self,
         conn: &mut AnyConnection,
-        company_id: &str,
+        company_id: &crate::CompanyId,
         id: &str,
     ) -> anyhow::Result<Option<StoredFile>> {
         match self {
@@ -443,7 +447,7 @@ impl FileStore for Files {
     async fn delete(
         &self,
         conn: &mut AnyConnection,
-        company_id: &str,
+        company_id: &crate::CompanyId,
         id: &str,
     ) -> anyhow::Result<()> {
         match self {

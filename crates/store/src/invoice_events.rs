@@ -39,7 +39,7 @@ pub async fn newly_overdue(
     conn: &mut AnyConnection,
     now: i64,
     limit: i64,
-) -> sqlx::Result<Vec<(String, String)>> {
+) -> sqlx::Result<Vec<(crate::CompanyId, String)>> {
     sqlx::query_as(
         "SELECT i.company_id, i.id FROM invoices i \
          WHERE i.status = 'issued' AND i.series = 'invoice' \
@@ -61,7 +61,7 @@ pub async fn newly_overdue(
 /// (by another worker meanwhile): the caller emits only on true, in the same transaction.
 pub async fn mark_overdue(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     invoice_id: &str,
     now: i64,
 ) -> sqlx::Result<bool> {

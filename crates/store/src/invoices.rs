@@ -10,7 +10,7 @@ pub use crate::kinds::{InvoiceStatus, Origin, Series};
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct InvoiceRow {
     pub id: String,
-    pub company_id: String,
+    pub company_id: crate::CompanyId,
     pub recipient_id: String,
     pub series: Series,
     pub status: InvoiceStatus,
@@ -462,7 +462,7 @@ fn padded(n: &str, pad: u32) -> String {
 /// One invoice of the company.
 pub async fn get(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     id: &crate::InvoiceId,
 ) -> sqlx::Result<Option<InvoiceRow>> {
     sqlx::query_as::<_, InvoiceRow>(sqlx::AssertSqlSafe(format!(
@@ -482,7 +482,7 @@ pub async fn get(
 /// gap. Here the second waits for the first to commit, then finds no draft.
 pub async fn claim_draft(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     id: &crate::InvoiceId,
 ) -> sqlx::Result<Option<InvoiceRow>> {
     sqlx::query_as::<_, InvoiceRow>(sqlx::AssertSqlSafe(format!(
@@ -540,7 +540,7 @@ fn payment_condition(status: &str) -> &'static str {
 /// Invoices of the company, newest first, after the keyset cursor.
 pub async fn list(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     f: &Filter<'_>,
     before_id: Option<&str>,
     limit: i64,
@@ -572,7 +572,7 @@ pub async fn list(
 /// Deletes a draft of the company; false when there is no such draft.
 pub async fn delete_draft(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     id: &crate::InvoiceId,
 ) -> sqlx::Result<bool> {
     sqlx::query(

@@ -72,7 +72,7 @@ pub fn priority(kind: &str) -> i64 {
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct VerifactuSubmit {
     /// The issuer whose records are sent.
-    pub company_id: String,
+    pub company_id: crate::CompanyId,
 }
 
 /// Attempts of a submission job: failures in a row (network errors, SOAP
@@ -84,7 +84,7 @@ pub const VERIFACTU_SUBMIT_MAX_ATTEMPTS: i64 = 50;
 /// enqueueing it while one is queued or running adds nothing; the running job
 /// frees the key (in a transaction that holds the issuer's chain head) only
 /// once no record is left to send.
-pub fn verifactu_submit(company_id: &str) -> NewJob {
+pub fn verifactu_submit(company_id: &crate::CompanyId) -> NewJob {
     NewJob {
         max_attempts: VERIFACTU_SUBMIT_MAX_ATTEMPTS,
         dedupe_key: Some(format!("{}:{company_id}", kind::VERIFACTU_SUBMIT)),
@@ -136,7 +136,7 @@ pub struct EmailSend {
 /// Payload of [`kind::MEMBER_PASSWORD`]: ids only, the password is made by the job.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct MemberPassword {
-    pub company_id: String,
+    pub company_id: crate::CompanyId,
     pub user_id: String,
     /// Language of the mail.
     pub language: String,
@@ -159,7 +159,7 @@ pub struct ReportRender {
 pub struct NewJob {
     pub kind: String,
     pub payload: serde_json::Value,
-    pub company_id: Option<String>,
+    pub company_id: Option<crate::CompanyId>,
     pub max_attempts: i64,
     /// Microseconds since the epoch; not claimed before.
     pub run_at: i64,
@@ -183,7 +183,7 @@ impl NewJob {
     }
 
     /// The company the job works for.
-    pub fn for_company(mut self, company_id: &str) -> Self {
+    pub fn for_company(mut self, company_id: &crate::CompanyId) -> Self {
         self.company_id = Some(company_id.to_owned());
         self
     }
@@ -237,7 +237,7 @@ pub async fn enqueue(conn: &mut AnyConnection, job: &NewJob) -> sqlx::Result<Opt
 /// queue, such as report renders).
 pub async fn waiting_for_company(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     kind: &str,
 ) -> sqlx::Result<i64> {
     sqlx::query_scalar(
@@ -257,7 +257,7 @@ pub struct ClaimedJob {
     pub id: String,
     pub kind: String,
     pub payload: String,
-    pub company_id: Option<String>,
+    pub company_id: Option<crate::CompanyId>,
     /// This run's number, from 1.
     pub attempts: i64,
     pub max_attempts: i64,
@@ -429,7 +429,7 @@ pub struct JobRow {
     pub id: String,
     pub kind: String,
     pub payload: String,
-    pub company_id: Option<String>,
+    pub company_id: Option<crate::CompanyId>,
     pub status: String,
     pub attempts: i64,
     pub max_attempts: i64,

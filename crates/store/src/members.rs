@@ -46,7 +46,7 @@ const SELECT: &str = "SELECT m.user_id, u.email, \
 /// Members of the company, newest account first, after the keyset cursor `before_user`.
 pub async fn list(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     before_user: Option<&str>,
     limit: i64,
 ) -> sqlx::Result<Vec<MemberRow>> {
@@ -63,7 +63,7 @@ pub async fn list(
 /// The member of the company with this e-mail address (compared lower-case).
 pub async fn get_by_email(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     email: &str,
 ) -> sqlx::Result<Option<MemberRow>> {
     sqlx::query_as::<_, MemberRow>(sqlx::AssertSqlSafe(format!("{SELECT} AND u.email = $2")))
@@ -76,7 +76,7 @@ pub async fn get_by_email(
 /// The member of the company with this user id.
 pub async fn get_by_user(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     user_id: &str,
 ) -> sqlx::Result<Option<MemberRow>> {
     sqlx::query_as::<_, MemberRow>(sqlx::AssertSqlSafe(format!("{SELECT} AND m.user_id = $2")))
@@ -99,7 +99,7 @@ pub struct NewMember<'a> {
 /// Admits a user into the company as an active member.
 pub async fn insert(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     m: &NewMember<'_>,
 ) -> sqlx::Result<()> {
     sqlx::query(
@@ -120,7 +120,7 @@ pub async fn insert(
 /// Sets a member's expiry and company display name.
 pub async fn update(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     user_id: &str,
     expires_at: Option<i64>,
     display_name: Option<&str>,
@@ -141,7 +141,7 @@ pub async fn update(
 /// Sets a member's stored status (`active` or `deactivated`); `member_since` is untouched.
 pub async fn set_status(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     user_id: &str,
     status: &str,
 ) -> sqlx::Result<()> {
@@ -157,7 +157,7 @@ pub async fn set_status(
 /// How many members other than `except_user` are active and unexpired at `now`.
 pub async fn count_other_active(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     except_user: &str,
     now: i64,
 ) -> sqlx::Result<i64> {
@@ -209,7 +209,10 @@ pub async fn record_oauth_sign_in(
 /// Takes the company's row lock until the transaction ends, so concurrent
 /// member changes of one company run one after the other (the "last active
 /// member" check must not race). SQLite has a single writer already.
-pub async fn lock_company(conn: &mut AnyConnection, company_id: &str) -> sqlx::Result<bool> {
+pub async fn lock_company(
+    conn: &mut AnyConnection,
+    company_id: &crate::CompanyId,
+) -> sqlx::Result<bool> {
     let done = sqlx::query("UPDATE companies SET updated_at = updated_at WHERE id = $1")
         .bind(company_id)
         .execute(conn)

@@ -150,7 +150,7 @@ pub async fn insert_code(conn: &mut AnyConnection, code: &NewCode<'_>) -> sqlx::
 pub struct CodeRow {
     pub code_hash: String,
     pub client_id: String,
-    pub company_id: String,
+    pub company_id: crate::CompanyId,
     pub user_id: String,
     pub redirect_uri: String,
     pub code_challenge: String,
@@ -232,7 +232,7 @@ fn refresh_secret() -> String {
 async fn access_token(
     conn: &mut AnyConnection,
     grant_id: &str,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     user_id: &str,
     client_name: &str,
     now: i64,
@@ -310,7 +310,7 @@ pub async fn refresh(
     client_id: &str,
     now: i64,
 ) -> sqlx::Result<Option<Issued>> {
-    let row: Option<(String, String, String, String)> = sqlx::query_as(
+    let row: Option<(String, crate::CompanyId, String, String)> = sqlx::query_as(
         "SELECT g.id, g.company_id, g.user_id, c.name FROM oauth_grants g \
          JOIN oauth_clients c ON c.id = g.client_id \
          JOIN memberships m ON m.company_id = g.company_id AND m.user_id = g.user_id \

@@ -18,7 +18,7 @@ pub struct PaymentRow {
 /// counts), in one transaction.
 pub async fn insert(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     p: &PaymentRow,
 ) -> sqlx::Result<()> {
     sqlx::query(
@@ -49,7 +49,7 @@ pub async fn insert(
 /// Payments of an invoice, newest first.
 pub async fn list(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     invoice_id: &str,
 ) -> sqlx::Result<Vec<PaymentRow>> {
     sqlx::query_as::<_, PaymentRow>(
@@ -66,7 +66,7 @@ pub async fn list(
 /// false when there is none.
 pub async fn delete(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     invoice_id: &str,
     id: &str,
 ) -> sqlx::Result<bool> {
@@ -101,7 +101,7 @@ pub async fn delete(
 /// Credits prepaid points (negative `delta` spends them).
 pub async fn add_points(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     delta: i64,
     currency_code: &str,
     note: Option<&str>,

@@ -6,7 +6,7 @@ use sqlx::AnyConnection;
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct ProformaRow {
     pub id: String,
-    pub company_id: String,
+    pub company_id: crate::CompanyId,
     pub recipient_id: String,
     pub supply_type: String,
     pub currency_code: String,
@@ -95,7 +95,7 @@ pub async fn update(conn: &mut AnyConnection, r: &ProformaRow) -> sqlx::Result<(
 /// One proforma of the company.
 pub async fn get(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     id: &str,
 ) -> sqlx::Result<Option<ProformaRow>> {
     sqlx::query_as::<_, ProformaRow>(sqlx::AssertSqlSafe(format!(
@@ -110,7 +110,7 @@ pub async fn get(
 /// Proformas of the company, newest first, after the keyset cursor.
 pub async fn list(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     recipient_id: Option<&str>,
     before_id: Option<&str>,
     limit: i64,
@@ -128,7 +128,11 @@ pub async fn list(
 }
 
 /// Deletes a proforma of the company; false when there is none.
-pub async fn delete(conn: &mut AnyConnection, company_id: &str, id: &str) -> sqlx::Result<bool> {
+pub async fn delete(
+    conn: &mut AnyConnection,
+    company_id: &crate::CompanyId,
+    id: &str,
+) -> sqlx::Result<bool> {
     sqlx::query(
         "UPDATE invoices SET proforma_id = NULL WHERE company_id = $1 AND proforma_id = $2",
     )

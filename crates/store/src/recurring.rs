@@ -11,7 +11,7 @@ use sqlx::AnyConnection;
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct RecurringRow {
     pub id: String,
-    pub company_id: String,
+    pub company_id: crate::CompanyId,
     /// The user whose acceptance of the legal documents an automatic issue relies on.
     pub created_by: String,
     /// The fields of the draft each period gets (a CreateInvoiceRequest as JSON).
@@ -88,7 +88,7 @@ pub async fn update(conn: &mut AnyConnection, r: &RecurringRow) -> sqlx::Result<
 /// One schedule of the company.
 pub async fn get(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     id: &str,
 ) -> sqlx::Result<Option<RecurringRow>> {
     sqlx::query_as::<_, RecurringRow>(sqlx::AssertSqlSafe(format!(
@@ -103,7 +103,7 @@ pub async fn get(
 /// Schedules of the company, newest first, after the keyset cursor.
 pub async fn list(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     before_id: Option<&str>,
     limit: i64,
 ) -> sqlx::Result<Vec<RecurringRow>> {
@@ -119,7 +119,7 @@ pub async fn list(
 }
 
 /// How many schedules the company has.
-pub async fn count(conn: &mut AnyConnection, company_id: &str) -> sqlx::Result<i64> {
+pub async fn count(conn: &mut AnyConnection, company_id: &crate::CompanyId) -> sqlx::Result<i64> {
     sqlx::query_scalar("SELECT COUNT(*) FROM recurring_invoices WHERE company_id = $1")
         .bind(company_id)
         .fetch_one(conn)
@@ -128,7 +128,11 @@ pub async fn count(conn: &mut AnyConnection, company_id: &str) -> sqlx::Result<i
 
 /// Deletes a schedule and its record of runs (its drafts and invoices stay); false when
 /// there is none.
-pub async fn delete(conn: &mut AnyConnection, company_id: &str, id: &str) -> sqlx::Result<bool> {
+pub async fn delete(
+    conn: &mut AnyConnection,
+    company_id: &crate::CompanyId,
+    id: &str,
+) -> sqlx::Result<bool> {
     let done = sqlx::query("DELETE FROM recurring_invoices WHERE company_id = $1 AND id = $2")
         .bind(company_id)
         .bind(id)
@@ -170,7 +174,7 @@ pub async fn due(
 /// The start of the latest period that ran, if any.
 pub async fn last_period(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     id: &str,
 ) -> sqlx::Result<Option<String>> {
     sqlx::query_scalar(
@@ -186,7 +190,7 @@ pub async fn last_period(
 /// `false` if it has run already (or another transaction is running it and commits).
 pub async fn claim_period(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     id: &str,
     period_start: &str,
     now: i64,
@@ -227,7 +231,7 @@ pub async fn set_run_invoice(
 /// `expected` (a PATCH meanwhile changed it: `false`, nothing written).
 pub async fn advance(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     id: &str,
     expected: &str,
     next_run_date: Option<&str>,
@@ -248,7 +252,7 @@ pub async fn advance(
 /// Records the outcome of the latest run: the error, or `None` once a run went through.
 pub async fn set_last_error(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     id: &str,
     error: Option<&str>,
 ) -> sqlx::Result<()> {

@@ -10,7 +10,7 @@ use sqlx::AnyConnection;
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct ReportRow {
     pub id: String,
-    pub company_id: String,
+    pub company_id: crate::CompanyId,
     pub requested_by: String,
     pub report_type: String,
     pub locale: String,
@@ -55,7 +55,7 @@ pub async fn insert(conn: &mut AnyConnection, r: &ReportRow) -> sqlx::Result<()>
 /// One report of the company.
 pub async fn get(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     id: &str,
 ) -> sqlx::Result<Option<ReportRow>> {
     sqlx::query_as::<_, ReportRow>(sqlx::AssertSqlSafe(format!(
@@ -78,7 +78,7 @@ pub async fn get_any(conn: &mut AnyConnection, id: &str) -> sqlx::Result<Option<
 /// Reports of the company, newest first, after the cursor.
 pub async fn list(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     before_id: Option<&str>,
     limit: i64,
 ) -> sqlx::Result<Vec<ReportRow>> {
@@ -139,7 +139,11 @@ pub async fn fail(conn: &mut AnyConnection, id: &str, error: &str, now: i64) -> 
 }
 
 /// Deletes a report of the company and its PDF; false when there is none.
-pub async fn delete(conn: &mut AnyConnection, company_id: &str, id: &str) -> sqlx::Result<bool> {
+pub async fn delete(
+    conn: &mut AnyConnection,
+    company_id: &crate::CompanyId,
+    id: &str,
+) -> sqlx::Result<bool> {
     let Some(report) = get(&mut *conn, company_id, id).await? else {
         return Ok(false);
     };
@@ -197,7 +201,7 @@ impl ReportInvoice {
 /// Invoices of the company issued in `[start, end)`, corrective ones included, oldest first.
 pub async fn invoices_in(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     start: i64,
     end: i64,
 ) -> sqlx::Result<Vec<ReportInvoice>> {
@@ -233,7 +237,7 @@ pub struct ReportExpense {
 /// Expenses of the company dated in `[start, end)`, oldest first.
 pub async fn expenses_in(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     start: i64,
     end: i64,
 ) -> sqlx::Result<Vec<ReportExpense>> {
@@ -255,7 +259,7 @@ pub async fn expenses_in(
 pub const RENDER_ATTEMPTS: i64 = 3;
 
 /// The job that renders a report, to enqueue in the transaction that creates it.
-pub fn render_job(report_id: &str, company_id: &str) -> crate::jobs::NewJob {
+pub fn render_job(report_id: &str, company_id: &crate::CompanyId) -> crate::jobs::NewJob {
     let mut job = crate::jobs::NewJob::new(
         crate::jobs::kind::REPORT_RENDER,
         crate::jobs::ReportRender {

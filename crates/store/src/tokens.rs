@@ -6,7 +6,7 @@ use sqlx::AnyConnection;
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct TokenAuth {
     pub token_id: String,
-    pub company_id: String,
+    pub company_id: crate::CompanyId,
     pub user_id: String,
     pub kind: String,
     pub proof_hash: Option<String>,
@@ -53,7 +53,7 @@ pub struct TokenRow {
 /// Stores a new token by its hashes and returns its id.
 pub async fn insert(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     user_id: &str,
     kind: &str,
     description: &str,
@@ -90,7 +90,7 @@ const LIST: &str = "SELECT t.id, t.user_id, u.email AS user_email, t.kind, t.des
 /// Active tokens of a company, newest first, after the keyset cursor `before_id`.
 pub async fn list(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     before_id: Option<&str>,
     limit: i64,
 ) -> sqlx::Result<Vec<TokenRow>> {
@@ -109,7 +109,7 @@ pub async fn list(
 /// One active token of a company.
 pub async fn get(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     token_id: &str,
 ) -> sqlx::Result<Option<TokenRow>> {
     sqlx::query_as::<_, TokenRow>(sqlx::AssertSqlSafe(format!("{LIST} AND t.id = $2")))
@@ -124,7 +124,7 @@ pub async fn get(
 /// access token of that grant stop working too.
 pub async fn revoke(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     token_id: &str,
 ) -> sqlx::Result<bool> {
     let now = crate::now_micros();
@@ -164,7 +164,7 @@ pub struct IssuedToken {
 /// returns its secrets once; only their hashes are stored.
 pub async fn issue(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     user_id: &str,
     kind: &str,
     description: &str,
@@ -216,7 +216,7 @@ pub enum Standing {
 /// after that (revoking the token, or its grant, is what withdraws it).
 pub async fn standing(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     token_id: &str,
     now: i64,
 ) -> sqlx::Result<Standing> {

@@ -63,7 +63,7 @@ pub async fn insert(
 /// Admits a user into a company.
 pub async fn add_membership(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     user_id: &str,
     kind: &str,
 ) -> sqlx::Result<()> {
@@ -112,7 +112,7 @@ pub async fn other_companies(
 /// The status of the user's membership in the company, if any.
 pub async fn membership_status(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     user_id: &str,
 ) -> sqlx::Result<Option<String>> {
     sqlx::query_scalar("SELECT status FROM memberships WHERE company_id = $1 AND user_id = $2")

@@ -17,7 +17,10 @@ pub struct ChainHead {
 /// The no-op update holds the head row's lock until the transaction ends, so
 /// records of one issuer are chained strictly one after another, across
 /// processes (SQLite has a single writer anyway).
-pub async fn lock_head(conn: &mut AnyConnection, company_id: &str) -> sqlx::Result<ChainHead> {
+pub async fn lock_head(
+    conn: &mut AnyConnection,
+    company_id: &crate::CompanyId,
+) -> sqlx::Result<ChainHead> {
     sqlx::query(
         "INSERT INTO verifactu_chain_heads (company_id, seq) VALUES ($1, 0) ON CONFLICT (company_id) DO NOTHING",
     )
@@ -39,7 +42,7 @@ pub async fn lock_head(conn: &mut AnyConnection, company_id: &str) -> sqlx::Resu
 /// Moves the head to a new record.
 pub async fn set_head(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     head: &ChainHead,
 ) -> sqlx::Result<()> {
     sqlx::query(
@@ -61,7 +64,7 @@ pub async fn set_head(
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct RecordRow {
     pub id: String,
-    pub company_id: String,
+    pub company_id: crate::CompanyId,
     pub invoice_id: String,
     pub seq: i64,
     pub kind: String,
@@ -128,7 +131,7 @@ pub async fn insert(conn: &mut AnyConnection, r: &RecordRow) -> sqlx::Result<()>
 /// The records of an invoice, oldest first.
 pub async fn for_invoice(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     invoice_id: &str,
 ) -> sqlx::Result<Vec<RecordRow>> {
     sqlx::query_as::<_, RecordRow>(sqlx::AssertSqlSafe(format!(
@@ -141,7 +144,10 @@ pub async fn for_invoice(
 }
 
 /// An issuer's whole chain, in order (for checks and submission).
-pub async fn chain(conn: &mut AnyConnection, company_id: &str) -> sqlx::Result<Vec<RecordRow>> {
+pub async fn chain(
+    conn: &mut AnyConnection,
+    company_id: &crate::CompanyId,
+) -> sqlx::Result<Vec<RecordRow>> {
     sqlx::query_as::<_, RecordRow>(sqlx::AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM verifactu_records WHERE company_id = $1 ORDER BY seq"
     )))
@@ -170,7 +176,7 @@ pub mod status {
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct BatchRow {
     pub id: String,
-    pub company_id: String,
+    pub company_id: crate::CompanyId,
     /// `sending` or `answered`.
     pub status: String,
     pub records: i64,
@@ -190,7 +196,10 @@ const BATCH_COLUMNS: &str = "id, company_id, status, records, first_seq, last_se
     wait_seconds, last_error, created_at, sent_at, answered_at";
 
 /// How many of the issuer's records wait for the submission job.
-pub async fn pending_count(conn: &mut AnyConnection, company_id: &str) -> sqlx::Result<i64> {
+pub async fn pending_count(
+    conn: &mut AnyConnection,
+    company_id: &crate::CompanyId,
+) -> sqlx::Result<i64> {
     sqlx::query_scalar(
         "SELECT COUNT(*) FROM verifactu_records WHERE company_id = $1 AND status = 'pending'",
     )
@@ -202,7 +211,7 @@ pub async fn pending_count(conn: &mut AnyConnection, company_id: &str) -> sqlx::
 /// The issuer's first `limit` pending records, in chain order.
 pub async fn next_pending(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     limit: i64,
 ) -> sqlx::Result<Vec<RecordRow>> {
     sqlx::query_as::<_, RecordRow>(sqlx::AssertSqlSafe(format!(
@@ -218,7 +227,7 @@ pub async fn next_pending(
 /// The issuer's batch still `sending` (its request may have gone out), if any.
 pub async fn batch_in_flight(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
 ) -> sqlx::Result<Option<BatchRow>> {
     sqlx::query_as::<_, BatchRow>(sqlx::AssertSqlSafe(format!(
         "SELECT {BATCH_COLUMNS} FROM verifactu_batches WHERE company_id = $1 AND status = 'sending' \
@@ -232,7 +241,7 @@ pub async fn batch_in_flight(
 /// The issuer's last answered batch (its `TiempoEsperaEnvio` paces the next one).
 pub async fn last_answered_batch(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
 ) -> sqlx::Result<Option<BatchRow>> {
     sqlx::query_as::<_, BatchRow>(sqlx::AssertSqlSafe(format!(
         "SELECT {BATCH_COLUMNS} FROM verifactu_batches WHERE company_id = $1 AND status = 'answered' \
@@ -269,7 +278,7 @@ pub async fn batch_records(
 /// Puts `records` (pending, in chain order) in a new `sending` batch; returns its id.
 pub async fn create_batch(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     records: &[RecordRow],
 ) -> sqlx::Result<String> {
     let id = crate::new_id();
@@ -382,8 +391,8 @@ pub async fn record_answered(
 /// Companies whose power of attorney waits for the AEAT's confirmation, with their fiscal ids.
 pub async fn pending_powers_of_attorney(
     conn: &mut AnyConnection,
-) -> sqlx::Result<Vec<(String, String)>> {
-    sqlx::query_as::<_, (String, String)>(
+) -> sqlx::Result<Vec<(crate::CompanyId, String)>> {
+    sqlx::query_as::<_, (crate::CompanyId, String)>(
         "SELECT a.company_id, c.fiscal_id FROM verifactu_authorizations a \
          JOIN companies c ON c.id = a.company_id \
          WHERE a.status = 'pending_confirmation' AND a.in_effect = 0 ORDER BY a.company_id",
@@ -406,7 +415,7 @@ pub struct AuthorizationRow {
 /// The company's authorization, if any was ever recorded.
 pub async fn authorization(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
 ) -> sqlx::Result<Option<AuthorizationRow>> {
     sqlx::query_as::<_, AuthorizationRow>(
         "SELECT status, in_effect, method, note, recorded_by, updated_at FROM verifactu_authorizations WHERE company_id = $1",
@@ -419,7 +428,7 @@ pub async fn authorization(
 /// Records the company's authorization (replacing the previous state).
 pub async fn set_authorization(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     status: &str,
     in_effect: bool,
     method: &str,

@@ -66,7 +66,7 @@ pub async fn get_session(
 pub async fn set_session_company(
     conn: &mut AnyConnection,
     id_hash: &str,
-    company_id: &str,
+    company_id: &crate::CompanyId,
 ) -> sqlx::Result<()> {
     sqlx::query("UPDATE web_sessions SET company_id = $2 WHERE id_hash = $1")
         .bind(id_hash)
@@ -164,7 +164,7 @@ pub async fn set_generated_password(
 /// A company a person may work in through the web app.
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct WebCompany {
-    pub id: String,
+    pub id: crate::CompanyId,
     pub name: String,
     /// `password`, `oauth` or `invited`.
     pub kind: String,
@@ -267,7 +267,7 @@ pub struct Requester {
 /// The e-mail and name of every member of the company (former ones included).
 pub async fn requesters(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
 ) -> sqlx::Result<Vec<Requester>> {
     sqlx::query_as::<_, Requester>(
         "SELECT u.id AS user_id, u.email, COALESCE(NULLIF(m.display_name, ''), \

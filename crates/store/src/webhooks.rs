@@ -64,7 +64,7 @@ pub const SECRET_PREFIX: &str = "whsec_";
 /// Payload of a [`DELIVER_KIND`] job.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct DeliverJob {
-    pub company_id: String,
+    pub company_id: crate::CompanyId,
     pub delivery_id: String,
 }
 
@@ -289,7 +289,7 @@ pub async fn vet_addresses(
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct EndpointRow {
     pub id: String,
-    pub company_id: String,
+    pub company_id: crate::CompanyId,
     pub url: String,
     pub description: String,
     /// JSON array of event names; read with [`EndpointRow::event_list`].
@@ -332,7 +332,7 @@ pub struct NewEndpoint<'a> {
 }
 
 /// Endpoints of a company (to check [`MAX_ENDPOINTS`]).
-pub async fn count(conn: &mut AnyConnection, company_id: &str) -> sqlx::Result<i64> {
+pub async fn count(conn: &mut AnyConnection, company_id: &crate::CompanyId) -> sqlx::Result<i64> {
     sqlx::query_scalar("SELECT COUNT(*) FROM webhook_endpoints WHERE company_id = $1")
         .bind(company_id)
         .fetch_one(conn)
@@ -342,7 +342,7 @@ pub async fn count(conn: &mut AnyConnection, company_id: &str) -> sqlx::Result<i
 /// Stores a new endpoint and returns it.
 pub async fn insert(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     new: &NewEndpoint<'_>,
 ) -> sqlx::Result<EndpointRow> {
     let id = crate::new_id();
@@ -373,7 +373,7 @@ pub async fn insert(
 /// One endpoint of the company.
 pub async fn get(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     id: &str,
 ) -> sqlx::Result<Option<EndpointRow>> {
     sqlx::query_as::<_, EndpointRow>(sqlx::AssertSqlSafe(format!(
@@ -388,7 +388,7 @@ pub async fn get(
 /// Endpoints of the company, newest first, after the keyset cursor `before_id`.
 pub async fn list(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     before_id: Option<&str>,
     limit: i64,
 ) -> sqlx::Result<Vec<EndpointRow>> {
@@ -416,7 +416,7 @@ pub struct EndpointChanges {
 /// Returns the endpoint as it is now, or `None` when the company has no such endpoint.
 pub async fn update(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     id: &str,
     changes: &EndpointChanges,
 ) -> sqlx::Result<Option<EndpointRow>> {
@@ -453,7 +453,11 @@ pub async fn update(
 
 /// Deletes an endpoint and its delivery log; queued jobs of its deliveries find nothing
 /// and end. False when the company has no such endpoint.
-pub async fn delete(conn: &mut AnyConnection, company_id: &str, id: &str) -> sqlx::Result<bool> {
+pub async fn delete(
+    conn: &mut AnyConnection,
+    company_id: &crate::CompanyId,
+    id: &str,
+) -> sqlx::Result<bool> {
     sqlx::query("DELETE FROM webhook_deliveries WHERE company_id = $1 AND endpoint_id = $2")
         .bind(company_id)
         .bind(id)
@@ -474,7 +478,7 @@ pub async fn delete(conn: &mut AnyConnection, company_id: &str, id: &str) -> sql
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct DeliveryRow {
     pub id: String,
-    pub company_id: String,
+    pub company_id: crate::CompanyId,
     pub endpoint_id: String,
     pub message_id: String,
     pub event_type: String,
@@ -530,7 +534,7 @@ pub fn enabled_endpoints(param: &str) -> String {
 pub async fn emit_counted(
     conn: &mut AnyConnection,
     endpoints: i64,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     event_type: &str,
     data: impl FnOnce() -> sqlx::Result<serde_json::Value>,
 ) -> sqlx::Result<usize> {
@@ -547,7 +551,7 @@ pub async fn emit_counted(
 /// were queued. Cheap when the company has no endpoint (one indexed read).
 pub async fn emit(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     event_type: &str,
     data: serde_json::Value,
 ) -> sqlx::Result<usize> {
@@ -621,7 +625,7 @@ pub async fn emit(
 /// Queues the job that sends a delivery.
 async fn enqueue_delivery(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     delivery_id: &str,
 ) -> sqlx::Result<()> {
     let job = crate::jobs::NewJob {
@@ -642,7 +646,7 @@ async fn enqueue_delivery(
 /// Deliveries of one endpoint of the company, newest first, after the cursor `before_id`.
 pub async fn list_deliveries(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     endpoint_id: &str,
     before_id: Option<&str>,
     limit: i64,
@@ -662,7 +666,7 @@ pub async fn list_deliveries(
 /// One delivery of the company.
 pub async fn get_delivery(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     id: &str,
 ) -> sqlx::Result<Option<DeliveryRow>> {
     sqlx::query_as::<_, DeliveryRow>(sqlx::AssertSqlSafe(format!(
@@ -679,7 +683,7 @@ pub async fn get_delivery(
 /// a pending delivery whose job is gone (parked after its workers kept dying) may be sent.
 pub async fn resend(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     delivery_id: &str,
 ) -> sqlx::Result<bool> {
     let done = sqlx::query(
@@ -808,7 +812,7 @@ pub async fn fail_unsent(
 /// disabled it first is the one who tells its owner).
 pub async fn disable(
     conn: &mut AnyConnection,
-    company_id: &str,
+    company_id: &crate::CompanyId,
     id: &str,
     reason: &str,
 ) -> sqlx::Result<bool> {

@@ -57,8 +57,8 @@ impl TestDb {
     }
 
     /// A company row (the counters reference companies).
-    async fn company(&self) -> String {
-        let id = uuid::Uuid::new_v4().to_string();
+    async fn company(&self) -> store::CompanyId {
+        let id = store::CompanyId::generate();
         let mut conn = self.db.pool().acquire().await.expect("connection");
         sqlx::query(
             "INSERT INTO companies (id, name, fiscal_id, created_at) VALUES ($1, 'Co', 'X1', 0)",
@@ -113,7 +113,11 @@ both_engines!(
     |t| {
         let a = t.company().await;
         let b = t.company().await;
-        let take = |company: String, series: &'static str, year: i64, first: i64, commit: bool| {
+        let take = |company: store::CompanyId,
+                    series: &'static str,
+                    year: i64,
+                    first: i64,
+                    commit: bool| {
             let db = t.db.clone();
             async move {
                 let mut tx = db.begin_write().await.expect("begin");
@@ -183,7 +187,7 @@ both_engines!(concurrent_takers_share_no_number_and_skip_none, |t| {
 async fn enqueue(db: &Db, kind: &str, company: Option<&str>) -> String {
     let mut job = jobs::NewJob::new(kind, serde_json::json!({}));
     if let Some(c) = company {
-        job = job.for_company(c);
+        job = job.for_company(&store::CompanyId::parse(c).expect("a company id"));
     }
     let mut tx = db.begin_write().await.expect("begin");
     let id = jobs::enqueue(tx.conn(), &job)
@@ -249,7 +253,7 @@ both_engines!(claims_go_by_class_then_by_turn, |t| {
         order.push(format!(
             "{}:{}",
             job.kind,
-            job.company_id.unwrap_or_default()
+            job.company_id.map(String::from).unwrap_or_default()
         ));
     }
     assert_eq!(

@@ -113,7 +113,7 @@ pub fn seller(c: &CompanyRow) -> AppResult<Party> {
         .map(|a| parse::<ElectronicAddress>("company electronic address", a))
         .transpose()?;
     Ok(Party {
-        id: c.id.clone(),
+        id: c.id.to_string(),
         name: c.name.clone(),
         trading_name: opt(&c.friendly_name).filter(|n| *n != c.name),
         vat_id: opt(&c.vies_vat_id).or_else(|| vat_like(&c.fiscal_id)),

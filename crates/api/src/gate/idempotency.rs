@@ -45,7 +45,7 @@ impl IntoResponseParts for ShownOnce {
 
 /// The idempotency key of the current request, whose it is, and what identifies the request.
 pub(super) struct Idem {
-    company_id: String,
+    company_id: store::CompanyId,
     token_id: String,
     caller_kind: &'static str,
     key: String,

@@ -170,7 +170,7 @@ fn currency(v: &str) -> ApiResult<String> {
 
 async fn load(
     conn: &mut sqlx::AnyConnection,
-    company_id: &str,
+    company_id: &store::CompanyId,
     id: &str,
 ) -> ApiResult<store::bank_accounts::AccountRow> {
     store::bank_accounts::get(conn, company_id, id)
@@ -375,7 +375,7 @@ pub async fn delete_snapshot(
 /// (unknown ids ignored), in the order given.
 pub async fn snapshot_for_invoice(
     conn: &mut sqlx::AnyConnection,
-    company_id: &str,
+    company_id: &store::CompanyId,
     ids: &[String],
 ) -> crate::workflows::AppResult<Vec<serde_json::Value>> {
     let mut out = Vec::new();

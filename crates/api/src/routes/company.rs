@@ -91,7 +91,7 @@ impl CompanyConfiguration {
                 .map(|a| parse("company electronic address", a))
                 .transpose()?,
             contact_name: c.contact_name,
-            id: c.id,
+            id: c.id.into_string(),
             name: c.name,
             fiscal_id: c.fiscal_id,
             email: c.email,
@@ -429,7 +429,7 @@ pub async fn complete_registration(
     Ok((
         StatusCode::OK,
         Json(Company {
-            id: c.id,
+            id: c.id.into_string(),
             name: c.name,
             fiscal_id: c.fiscal_id,
             email: c.email,
@@ -447,7 +447,7 @@ pub async fn complete_registration(
 /// cannot take every slot.
 pub(crate) async fn check_snippets(
     state: &AppState,
-    company_id: &str,
+    company_id: &store::CompanyId,
     snippets: [(&str, render::SnippetSlot, Option<&str>); 2],
 ) -> ApiResult<()> {
     for (field, slot, snippet) in snippets {
@@ -469,7 +469,7 @@ pub(crate) async fn check_snippets(
 /// says why (in a child process with a memory limit: [`crate::isolation`]).
 async fn check_snippet(
     state: &AppState,
-    company_id: &str,
+    company_id: &store::CompanyId,
     field: &str,
     slot: render::SnippetSlot,
     snippet: &str,
@@ -497,7 +497,7 @@ async fn check_snippet(
 
 async fn load(
     conn: &mut sqlx::AnyConnection,
-    company_id: &str,
+    company_id: &store::CompanyId,
 ) -> ApiResult<store::companies::CompanyRow> {
     store::companies::get(conn, company_id)
         .await?

@@ -32,7 +32,7 @@ pub struct EinvoiceQuery {
 /// The format asked for, or the recipient's preferred one, else `ubl`.
 async fn format_of(
     db: &mut sqlx::AnyConnection,
-    company_id: &str,
+    company_id: &store::CompanyId,
     recipient_id: &str,
     asked: Option<&str>,
 ) -> AppResult<Format> {

@@ -367,7 +367,7 @@ pub async fn delete_entity(
 
 pub(crate) async fn load(
     conn: &mut sqlx::AnyConnection,
-    company_id: &str,
+    company_id: &store::CompanyId,
     id: &str,
 ) -> ApiResult<store::entities::EntityRow> {
     store::entities::get(conn, company_id, id)
@@ -378,7 +378,7 @@ pub(crate) async fn load(
 /// Validates a full entity description and writes it into `row`.
 async fn apply(
     conn: &mut sqlx::AnyConnection,
-    company_id: &str,
+    company_id: &store::CompanyId,
     row: &mut store::entities::EntityRow,
     req: CreateEntityRequest,
 ) -> ApiResult<()> {

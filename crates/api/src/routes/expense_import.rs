@@ -318,7 +318,7 @@ fn clip(text: &str, max: usize) -> String {
 /// The supplier by the seller's VAT id, else its tax id.
 async fn find_supplier(
     conn: &mut sqlx::AnyConnection,
-    company_id: &str,
+    company_id: &store::CompanyId,
     doc: &Incoming,
 ) -> ApiResult<Option<store::entities::EntityRow>> {
     let vat = doc
@@ -341,7 +341,7 @@ async fn find_supplier(
 /// party's id is never refused for its check digit).
 async fn create_supplier(
     conn: &mut sqlx::AnyConnection,
-    company_id: &str,
+    company_id: &store::CompanyId,
     doc: &Incoming,
     currency: &str,
     now: chrono::DateTime<chrono::Utc>,

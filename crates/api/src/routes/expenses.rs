@@ -174,7 +174,7 @@ pub struct ExpenseFilter {
 
 pub(crate) async fn load(
     conn: &mut sqlx::AnyConnection,
-    company_id: &str,
+    company_id: &store::CompanyId,
     id: &str,
 ) -> ApiResult<store::expenses::ExpenseRow> {
     store::expenses::get(conn, company_id, id)

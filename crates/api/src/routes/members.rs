@@ -293,7 +293,7 @@ pub(crate) fn future_expiry(at: Option<DateTime<Utc>>, now: i64) -> ApiResult<Op
 /// The member, after taking the company's lock so member changes do not race.
 async fn locked_member(
     conn: &mut sqlx::AnyConnection,
-    company_id: &str,
+    company_id: &store::CompanyId,
     address: &str,
 ) -> ApiResult<store::members::MemberRow> {
     store::members::lock_company(conn, company_id).await?;
@@ -304,7 +304,7 @@ async fn locked_member(
 
 async fn reload(
     conn: &mut sqlx::AnyConnection,
-    company_id: &str,
+    company_id: &store::CompanyId,
     address: &str,
     now: i64,
 ) -> ApiResult<Json<CompanyUser>> {

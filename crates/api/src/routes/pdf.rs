@@ -49,7 +49,7 @@ fn unshowable(e: document::build::BuildError) -> ApiError {
 /// legal check that issuing makes), from the company and recipient as they are.
 async fn draft_document(
     db: &mut sqlx::AnyConnection,
-    company_id: &str,
+    company_id: &store::CompanyId,
     r: &store::invoices::InvoiceRow,
     now: chrono::DateTime<chrono::Utc>,
 ) -> ApiResult<document::Invoice> {
@@ -86,7 +86,7 @@ async fn draft_document(
 /// A proforma as a document (it is never issued: its reference is its own numbering).
 async fn proforma_document(
     db: &mut sqlx::AnyConnection,
-    company_id: &str,
+    company_id: &store::CompanyId,
     p: &store::proformas::ProformaRow,
 ) -> ApiResult<document::Invoice> {
     let company = super::invoices::company(db, company_id).await?;
@@ -145,7 +145,7 @@ fn snippet_refused(e: &render::RenderError) -> ApiError {
 /// ([`crate::render_gate`]), and one that carries a snippet for a snippet slot too.
 async fn respond(
     state: &AppState,
-    company_id: &str,
+    company_id: &store::CompanyId,
     doc: InvoiceDocument,
     headers: &HeaderMap,
     filename: &str,
@@ -193,14 +193,14 @@ async fn respond(
 /// refused for e-invoice reasons (`GET .../einvoice?format=facturx` says why it is not one).
 pub(crate) async fn render_pdf(
     state: &AppState,
-    company_id: &str,
+    company_id: &store::CompanyId,
     mut doc: InvoiceDocument,
 ) -> ApiResult<Vec<u8>> {
     if doc.facturx.is_some() {
         match render_facturx(state, company_id, doc.clone()).await? {
             Ok(pdf) => return Ok(pdf),
             Err(e) => {
-                tracing::warn!(company_id, error = %e, "the invoice PDF is not a Factur-X PDF/A");
+                tracing::warn!(%company_id, error = %e, "the invoice PDF is not a Factur-X PDF/A");
                 doc.facturx = None;
             }
         }
@@ -216,7 +216,7 @@ pub(crate) async fn render_pdf(
 /// any signature). The inner error is what PDF/A refuses in the document.
 pub(crate) async fn render_facturx(
     state: &AppState,
-    company_id: &str,
+    company_id: &store::CompanyId,
     doc: InvoiceDocument,
 ) -> ApiResult<Result<Vec<u8>, render::RenderError>> {
     let snippets = doc.has_snippets();
@@ -233,7 +233,7 @@ pub(crate) async fn render_facturx(
 /// snippets and a runner is configured; the inner error is the renderer's.
 async fn render_raw(
     state: &AppState,
-    company_id: &str,
+    company_id: &store::CompanyId,
     doc: InvoiceDocument,
 ) -> ApiResult<Result<Vec<u8>, render::RenderError>> {
     let snippets = doc.has_snippets();
@@ -267,7 +267,7 @@ fn render_failed(e: render::RenderError, snippets: bool) -> ApiError {
 /// code and its Factur-X XML), a draft as it would be issued, dated by its creation.
 pub(crate) async fn invoice_render_input(
     db: &mut sqlx::AnyConnection,
-    company_id: &str,
+    company_id: &store::CompanyId,
     r: &store::invoices::InvoiceRow,
 ) -> ApiResult<InvoiceDocument> {
     let issued = r.status == store::invoices::InvoiceStatus::Issued;

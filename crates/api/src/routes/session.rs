@@ -98,7 +98,7 @@ pub async fn get_session(
         email: user.email,
         language: user.language,
         company: CompanyInfo {
-            id: company.id,
+            id: company.id.into_string(),
             name: company.name,
             fiscal_id: company.fiscal_id,
             is_settled: company.is_settled != 0,

@@ -111,7 +111,7 @@ async fn record_view(
 
 async fn records_view(
     conn: &mut sqlx::AnyConnection,
-    company_id: &str,
+    company_id: &store::CompanyId,
     invoice_id: &str,
 ) -> ApiResult<VerifactuRecords> {
     let rows = store::verifactu::for_invoice(conn, company_id, invoice_id).await?;
@@ -188,7 +188,10 @@ pub struct Authorization {
     pub updated_at: Option<DateTime<Utc>>,
 }
 
-async fn view(conn: &mut sqlx::AnyConnection, company_id: &str) -> ApiResult<Authorization> {
+async fn view(
+    conn: &mut sqlx::AnyConnection,
+    company_id: &store::CompanyId,
+) -> ApiResult<Authorization> {
     let company = super::invoices::company(conn, company_id).await?;
     let row = store::verifactu::authorization(conn, company_id).await?;
     Ok(Authorization {

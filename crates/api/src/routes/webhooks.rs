@@ -30,7 +30,7 @@ use store::webhooks as wh;
 /// Emits `event` for the company in the request's transaction (see [`wh::emit`]).
 pub async fn emit(
     conn: &mut sqlx::AnyConnection,
-    company_id: &str,
+    company_id: &store::CompanyId,
     event: &str,
     data: serde_json::Value,
 ) -> AppResult<()> {
@@ -57,7 +57,7 @@ pub fn invoice_data(r: &store::invoices::InvoiceRow) -> AppResult<serde_json::Va
 /// invoice (its data shows the invoice with the payment).
 pub async fn emit_paid(
     conn: &mut sqlx::AnyConnection,
-    company_id: &str,
+    company_id: &store::CompanyId,
     invoice_id: &str,
     settles: bool,
 ) -> AppResult<()> {
@@ -111,7 +111,7 @@ pub fn audit_data(r: &store::audit::AuditRow) -> AppResult<serde_json::Value> {
 /// Emits an `ai_audit.*` event with the entry as it is now in the transaction.
 pub async fn emit_audit(
     conn: &mut sqlx::AnyConnection,
-    company_id: &str,
+    company_id: &store::CompanyId,
     event: &str,
     entry_id: &str,
     now: i64,

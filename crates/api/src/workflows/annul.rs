@@ -12,7 +12,7 @@ use crate::routes::verifactu::AnnulRequest;
 pub async fn annul(
     svc: Services<'_>,
     tx: &impl Writer,
-    company_id: &str,
+    company_id: &store::CompanyId,
     id: &str,
     body: AnnulRequest,
 ) -> AppResult<()> {

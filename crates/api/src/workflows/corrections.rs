@@ -19,7 +19,7 @@ use crate::routes::{
 pub async fn draft(
     svc: Services<'_>,
     tx: &impl Writer,
-    company_id: &str,
+    company_id: &store::CompanyId,
     id: &str,
     req: CreateCorrectiveInvoiceRequest,
 ) -> AppResult<store::invoices::InvoiceRow> {
@@ -34,7 +34,7 @@ pub async fn draft(
 pub async fn correct_and_issue(
     svc: Services<'_>,
     tx: &impl Writer,
-    company_id: &str,
+    company_id: &store::CompanyId,
     user_id: &str,
     id: &str,
     req: CreateCorrectiveInvoiceRequest,
@@ -66,7 +66,7 @@ fn ensure_issued(original: &store::invoices::InvoiceRow) -> AppResult<()> {
 async fn corrective_draft(
     conn: &mut sqlx::AnyConnection,
     svc: Services<'_>,
-    company_id: &str,
+    company_id: &store::CompanyId,
     id: &str,
     req: CreateCorrectiveInvoiceRequest,
 ) -> AppResult<store::invoices::InvoiceRow> {

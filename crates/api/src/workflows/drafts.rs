@@ -23,7 +23,7 @@ use crate::{
 pub async fn create(
     svc: Services<'_>,
     tx: &impl Writer,
-    company_id: &str,
+    company_id: &store::CompanyId,
     source: Source,
     req: CreateInvoiceRequest,
 ) -> AppResult<store::invoices::InvoiceRow> {
@@ -53,7 +53,7 @@ pub async fn create(
 pub async fn update(
     svc: Services<'_>,
     tx: &impl Writer,
-    company_id: &str,
+    company_id: &store::CompanyId,
     id: &str,
     req: UpdateInvoiceRequest,
 ) -> AppResult<store::invoices::InvoiceRow> {
@@ -103,7 +103,7 @@ pub async fn update(
 }
 
 /// Deletes the draft `id`; an issued invoice is a conflict.
-pub async fn delete(tx: &impl Writer, company_id: &str, id: &str) -> AppResult<()> {
+pub async fn delete(tx: &impl Writer, company_id: &store::CompanyId, id: &str) -> AppResult<()> {
     let mut conn = tx.conn().await?;
     let row = load(&mut conn, company_id, id).await?;
     ensure_draft(&row)?;
@@ -114,7 +114,11 @@ pub async fn delete(tx: &impl Writer, company_id: &str, id: &str) -> AppResult<(
 /// Deletes every listed draft of the company (ids already bounded and deduplicated);
 /// issued invoices and ids that are not the company's are skipped. Returns how many were
 /// deleted.
-pub async fn delete_many(tx: &impl Writer, company_id: &str, ids: Vec<String>) -> AppResult<i64> {
+pub async fn delete_many(
+    tx: &impl Writer,
+    company_id: &store::CompanyId,
+    ids: Vec<String>,
+) -> AppResult<i64> {
     let mut conn = tx.conn().await?;
     let mut affected = 0;
     for id in ids {
@@ -190,7 +194,7 @@ pub async fn store_new_draft(
 pub async fn priced_draft(
     conn: &mut sqlx::AnyConnection,
     svc: Services<'_>,
-    company_id: &str,
+    company_id: &store::CompanyId,
     req: CreateInvoiceRequest,
     origin: store::invoices::Origin,
     series: store::invoices::Series,

@@ -6,7 +6,7 @@ use super::{AppError, AppResult};
 /// The invoice `id` of the company `company_id` (404 otherwise, also for another company's).
 pub async fn load(
     conn: &mut sqlx::AnyConnection,
-    company_id: &str,
+    company_id: &store::CompanyId,
     id: &str,
 ) -> AppResult<store::invoices::InvoiceRow> {
     store::invoices::get(conn, company_id, &invoice_id(id)?)
@@ -23,7 +23,7 @@ pub fn invoice_id(text: &str) -> AppResult<store::InvoiceId> {
 /// The company `company_id`.
 pub async fn company(
     conn: &mut sqlx::AnyConnection,
-    company_id: &str,
+    company_id: &store::CompanyId,
 ) -> AppResult<store::companies::CompanyRow> {
     store::companies::get(conn, company_id)
         .await?

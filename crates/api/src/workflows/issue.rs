@@ -28,7 +28,7 @@ pub const AUTHORIZATION_URL: &str = "/settings/verifactu";
 pub async fn issue(
     svc: Services<'_>,
     tx: &impl Writer,
-    company_id: &str,
+    company_id: &store::CompanyId,
     user_id: &str,
     id: &str,
 ) -> AppResult<store::invoices::InvoiceRow> {
@@ -49,7 +49,7 @@ pub async fn issue(
 pub async fn issue_many(
     svc: Services<'_>,
     tx: &impl Writer,
-    company_id: &str,
+    company_id: &store::CompanyId,
     user_id: &str,
     ids: Vec<String>,
 ) -> AppResult<i64> {
@@ -88,7 +88,11 @@ pub async fn issue_many(
 
 /// Why a draft read before the write transaction could not be issued inside it: it is gone
 /// (404), was issued by a concurrent request (409), or was changed meanwhile (409, retry).
-async fn lost_draft(conn: &mut sqlx::AnyConnection, company_id: &str, id: &str) -> AppError {
+async fn lost_draft(
+    conn: &mut sqlx::AnyConnection,
+    company_id: &store::CompanyId,
+    id: &str,
+) -> AppError {
     let row = match load(conn, company_id, id).await {
         Ok(row) => row,
         Err(e) => return e,
@@ -111,7 +115,7 @@ async fn lost_draft(conn: &mut sqlx::AnyConnection, company_id: &str, id: &str) 
 /// PostgreSQL transaction at READ COMMITTED, it sees the company as it was when read.
 pub async fn issuing_company(
     conn: &mut sqlx::AnyConnection,
-    company_id: &str,
+    company_id: &store::CompanyId,
     user_id: &str,
 ) -> AppResult<store::companies::CompanyRow> {
     let found = store::companies::for_issuing(conn, company_id, user_id)

@@ -9,7 +9,7 @@ use crate::{routes::invoices::payments::CreatePaymentRequest, views::optional_te
 pub async fn record(
     svc: Services<'_>,
     tx: &impl Writer,
-    company_id: &str,
+    company_id: &store::CompanyId,
     id: &str,
     req: CreatePaymentRequest,
 ) -> AppResult<store::payments::PaymentRow> {
@@ -63,7 +63,12 @@ pub async fn record(
 }
 
 /// Deletes the payment `pid` of the invoice `id` (e.g. recorded by mistake).
-pub async fn delete(tx: &impl Writer, company_id: &str, id: &str, pid: &str) -> AppResult<()> {
+pub async fn delete(
+    tx: &impl Writer,
+    company_id: &store::CompanyId,
+    id: &str,
+    pid: &str,
+) -> AppResult<()> {
     let mut conn = tx.conn().await?;
     if store::payments::delete(&mut conn, company_id, id, pid).await? {
         Ok(())

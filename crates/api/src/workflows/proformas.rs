@@ -47,7 +47,7 @@ pub fn content(row: &store::proformas::ProformaRow) -> AppResult<Content> {
 pub async fn create(
     svc: Services<'_>,
     tx: &impl Writer,
-    company_id: &str,
+    company_id: &store::CompanyId,
     req: CreateInvoiceRequest,
 ) -> AppResult<store::proformas::ProformaRow> {
     let mut conn = tx.conn().await?;
@@ -104,7 +104,7 @@ pub async fn create(
 /// reference stays) and returns it as stored.
 pub async fn update(
     tx: &impl Writer,
-    company_id: &str,
+    company_id: &store::CompanyId,
     id: &str,
     req: UpdateInvoiceRequest,
 ) -> AppResult<store::proformas::ProformaRow> {
@@ -144,7 +144,7 @@ pub async fn update(
 /// The proforma `id` of the company `company_id` (404 otherwise).
 pub async fn load(
     conn: &mut sqlx::AnyConnection,
-    company_id: &str,
+    company_id: &store::CompanyId,
     id: &str,
 ) -> AppResult<store::proformas::ProformaRow> {
     store::proformas::get(conn, company_id, id)
@@ -157,7 +157,7 @@ pub async fn load(
 pub async fn to_invoice(
     svc: Services<'_>,
     tx: &impl Writer,
-    company_id: &str,
+    company_id: &store::CompanyId,
     id: &str,
 ) -> AppResult<store::invoices::InvoiceRow> {
     let mut conn = tx.conn().await?;
@@ -206,7 +206,7 @@ pub async fn to_invoice(
 }
 
 /// Deletes the proforma `id` of the company; a draft invoice made from it stays.
-pub async fn delete(tx: &impl Writer, company_id: &str, id: &str) -> AppResult<()> {
+pub async fn delete(tx: &impl Writer, company_id: &store::CompanyId, id: &str) -> AppResult<()> {
     let mut conn = tx.conn().await?;
     if store::proformas::delete(&mut conn, company_id, id).await? {
         Ok(())
@@ -217,7 +217,11 @@ pub async fn delete(tx: &impl Writer, company_id: &str, id: &str) -> AppResult<(
 
 /// Deletes every listed proforma of the company (ids already bounded and deduplicated);
 /// ids that are not the company's are skipped. Returns how many were deleted.
-pub async fn delete_many(tx: &impl Writer, company_id: &str, ids: Vec<String>) -> AppResult<i64> {
+pub async fn delete_many(
+    tx: &impl Writer,
+    company_id: &store::CompanyId,
+    ids: Vec<String>,
+) -> AppResult<i64> {
     let mut conn = tx.conn().await?;
     let mut affected = 0;
     for id in ids {

@@ -153,7 +153,7 @@ fn settle(
 /// a pooled connection, without storing anything.
 async fn check_draft(
     svc: Services<'_>,
-    company_id: &str,
+    company_id: &store::CompanyId,
     fields: &Map<String, Value>,
 ) -> AppResult<()> {
     let req = invoice_request(fields)?;
@@ -187,7 +187,7 @@ fn paused_flag(status: Option<&str>) -> AppResult<Option<i64>> {
 pub async fn create(
     svc: Services<'_>,
     tx: &impl Writer,
-    company_id: &str,
+    company_id: &store::CompanyId,
     user_id: &str,
     s: Schedule,
     fields: Map<String, Value>,
@@ -231,7 +231,7 @@ pub async fn create(
 /// One recurring invoice of the company.
 pub async fn load(
     conn: &mut sqlx::AnyConnection,
-    company_id: &str,
+    company_id: &store::CompanyId,
     id: &str,
 ) -> AppResult<store::recurring::RecurringRow> {
     store::recurring::get(conn, company_id, id)
@@ -245,7 +245,7 @@ pub async fn load(
 pub async fn update(
     svc: Services<'_>,
     tx: &impl Writer,
-    company_id: &str,
+    company_id: &store::CompanyId,
     id: &str,
     s: Schedule,
     changes: Map<String, Value>,
@@ -301,7 +301,7 @@ pub async fn update(
 }
 
 /// Deletes a recurring invoice; the drafts and invoices it made stay.
-pub async fn delete(tx: &impl Writer, company_id: &str, id: &str) -> AppResult<()> {
+pub async fn delete(tx: &impl Writer, company_id: &store::CompanyId, id: &str) -> AppResult<()> {
     let mut conn = tx.conn().await?;
     if store::recurring::delete(&mut conn, company_id, id).await? {
         Ok(())

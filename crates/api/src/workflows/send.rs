@@ -19,7 +19,7 @@ pub const MAX_QUEUED_PER_COMPANY: i64 = 1000;
 pub async fn send(
     svc: Services<'_>,
     tx: &impl Writer,
-    company_id: &str,
+    company_id: &store::CompanyId,
     id: &str,
     req: SendInvoiceRequest,
 ) -> AppResult<store::deliveries::DeliveryRow> {

@@ -15,7 +15,7 @@ use crate::{
 };
 
 /// Jobs in the order a worker ran them: kind and company.
-type Runs = Arc<Mutex<Vec<(String, Option<String>)>>>;
+type Runs = Arc<Mutex<Vec<(String, Option<store::CompanyId>)>>>;
 
 /// A worker that runs every kind of this release as a no-op, recording the order of claims.
 fn recording_worker(app: &TestApp, runs: &Runs, outbox: &std::path::Path) -> Worker {

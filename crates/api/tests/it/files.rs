@@ -118,7 +118,7 @@ async fn receipts_and_reports_in_an_object_store(engine: Engine) {
     assert!(in_row.is_empty(), "no copy of the bytes in the database");
     assert_eq!(objects(&store_dir), vec![format!("{company}/{file_id}")]);
     assert_eq!(
-        std::fs::read(store_dir.join(&company).join(&file_id)).unwrap(),
+        std::fs::read(store_dir.join(company.as_str()).join(&file_id)).unwrap(),
         png
     );
     let got = app.get(&receipt_path, As::Ai(&app.a)).await.expect(200);
@@ -203,7 +203,7 @@ async fn receipts_and_reports_in_an_object_store(engine: Engine) {
             .fetch_one(app.db.pool())
             .await
             .unwrap();
-    let object = store_dir.join(&company).join(&current);
+    let object = store_dir.join(company.as_str()).join(&current);
     let original = std::fs::read(&object).unwrap();
     std::fs::write(&object, b"%PDF-1.4 forged").unwrap();
     let r = app.get(&receipt_path, As::Ai(&app.a)).await.expect(500);
@@ -258,7 +258,7 @@ async fn receipts_and_reports_in_an_object_store(engine: Engine) {
         .fetch_one(app.db.pool())
         .await
         .unwrap();
-    let on_disk = std::fs::read(store_dir.join(&company).join(&report_file)).unwrap();
+    let on_disk = std::fs::read(store_dir.join(company.as_str()).join(&report_file)).unwrap();
     let pdf = app
         .get(&format!("/v1/reports/{report}/pdf"), As::Human(&app.a))
         .await

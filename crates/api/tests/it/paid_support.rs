@@ -22,7 +22,7 @@ impl jobs::invoicing::Invoicing for TestInvoicing {
 
     fn attachment<'a>(
         &'a self,
-        company_id: &'a str,
+        company_id: &'a store::CompanyId,
         invoice_id: &'a str,
         name: &'a str,
     ) -> BoxFuture<'a, anyhow::Result<MailAttachment>> {

@@ -73,7 +73,7 @@ macro_rules! db_test {
 /// The secrets of one bootstrapped company owner.
 #[derive(Debug, Clone)]
 pub struct Tenant {
-    pub company_id: String,
+    pub company_id: store::CompanyId,
     pub user_id: String,
     pub token: String,
     pub proof: String,

@@ -309,8 +309,8 @@ pub async fn companies_submit(State(state): State<WebState>, post: AnyPost) -> R
         let companies =
             store::web::companies_of(&mut conn, &post.session.row.user_id, store::now_micros())
                 .await?;
-        if companies.iter().any(|c| c.id == wanted) {
-            store::web::set_session_company(&mut conn, &post.session.id_hash, &wanted).await?;
+        if let Some(c) = companies.iter().find(|c| c.id == wanted) {
+            store::web::set_session_company(&mut conn, &post.session.id_hash, &c.id).await?;
             Ok::<_, sqlx::Error>(true)
         } else {
             Ok(false)

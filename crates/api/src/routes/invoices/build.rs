@@ -79,7 +79,7 @@ pub fn recipient_party(e: &store::entities::EntityRow) -> AppResult<tax::Party> 
 /// Loads the recipient of the caller's company; a foreign or unknown id is a 400 naming the field.
 pub async fn recipient(
     conn: &mut sqlx::AnyConnection,
-    company_id: &str,
+    company_id: &store::CompanyId,
     id: &str,
 ) -> AppResult<store::entities::EntityRow> {
     store::entities::get(conn, company_id, id).await?.ok_or_else(|| {

@@ -89,7 +89,7 @@ pub(crate) fn delivery_view(d: store::deliveries::DeliveryRow) -> ApiResult<Deli
 /// worker attaches to a delivery (`jobs::invoicing::Invoicing::attachment`).
 pub async fn attachment(
     state: &AppState,
-    company_id: &str,
+    company_id: &store::CompanyId,
     invoice_id: &str,
     name: &str,
 ) -> ApiResult<(String, Vec<u8>)> {
