@@ -233,6 +233,25 @@ fn admin_commands(db: TestDb) {
         ],
     );
     assert!(!ok && stderr.contains("--amount"), "{stderr}");
+    // A --company that cannot be a company id is refused before anything runs, saying why.
+    let (ok, _, stderr) = run(
+        &db,
+        &[
+            "admin",
+            "points",
+            "top-up",
+            "--company",
+            "",
+            "--amount",
+            "5",
+            "--currency",
+            "usd",
+        ],
+    );
+    assert!(
+        !ok && stderr.contains("--company") && stderr.contains("not a valid CompanyId"),
+        "{stderr}"
+    );
 }
 
 #[test]
