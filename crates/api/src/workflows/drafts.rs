@@ -316,43 +316,32 @@ pub trait Priced {
     fn priced_columns(&mut self) -> PricedColumns<'_>;
 }
 
-impl Priced for store::invoices::InvoiceRow {
-    fn priced_columns(&mut self) -> PricedColumns<'_> {
-        PricedColumns {
-            recipient_id: &mut self.recipient_id,
-            supply_type: &mut self.supply_type,
-            currency_code: &mut self.currency_code,
-            treatment: &mut self.treatment,
-            net_total: &mut self.net_total,
-            tax_total: &mut self.tax_total,
-            withholding_total: &mut self.withholding_total,
-            total: &mut self.total,
-            line_count: &mut self.line_count,
-            lines_json: &mut self.lines_json,
-            custom_placeholder_values_json: &mut self.custom_placeholder_values_json,
-            exchange_rates_json: &mut self.exchange_rates_json,
+/// Implements [`Priced`] for rows that name the priced columns alike (an invoice and a
+/// proforma row list the same twelve).
+macro_rules! priced_rows {
+    ($($row:ty),+) => {$(
+        impl Priced for $row {
+            fn priced_columns(&mut self) -> PricedColumns<'_> {
+                PricedColumns {
+                    recipient_id: &mut self.recipient_id,
+                    supply_type: &mut self.supply_type,
+                    currency_code: &mut self.currency_code,
+                    treatment: &mut self.treatment,
+                    net_total: &mut self.net_total,
+                    tax_total: &mut self.tax_total,
+                    withholding_total: &mut self.withholding_total,
+                    total: &mut self.total,
+                    line_count: &mut self.line_count,
+                    lines_json: &mut self.lines_json,
+                    custom_placeholder_values_json: &mut self.custom_placeholder_values_json,
+                    exchange_rates_json: &mut self.exchange_rates_json,
+                }
+            }
         }
-    }
+    )+};
 }
 
-impl Priced for store::proformas::ProformaRow {
-    fn priced_columns(&mut self) -> PricedColumns<'_> {
-        PricedColumns {
-            recipient_id: &mut self.recipient_id,
-            supply_type: &mut self.supply_type,
-            currency_code: &mut self.currency_code,
-            treatment: &mut self.treatment,
-            net_total: &mut self.net_total,
-            tax_total: &mut self.tax_total,
-            withholding_total: &mut self.withholding_total,
-            total: &mut self.total,
-            line_count: &mut self.line_count,
-            lines_json: &mut self.lines_json,
-            custom_placeholder_values_json: &mut self.custom_placeholder_values_json,
-            exchange_rates_json: &mut self.exchange_rates_json,
-        }
-    }
-}
+priced_rows!(store::invoices::InvoiceRow, store::proformas::ProformaRow);
 
 /// Copies a priced document into the row that stores it (a draft invoice, a proforma):
 /// the one encoding of [`build::Built`] in columns.
