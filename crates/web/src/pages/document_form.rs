@@ -54,10 +54,13 @@ pub struct Kind {
     pub created: &'static str,
     pub saved: &'static str,
     /// Fields of its own, shown before the lines (a recurring invoice's schedule).
-    pub own_fields: Option<fn(&HashMap<String, String>) -> Markup>,
+    pub own_fields: Option<OwnFields>,
     /// Its own fields into the API body (`true`: an update), or what is wrong with them.
     pub own_body: Option<OwnBody>,
 }
+
+/// Shows a kind's own fields with the values typed.
+pub type OwnFields = fn(&HashMap<String, String>) -> Markup;
 
 /// Puts a kind's own fields into the API body.
 pub type OwnBody =
@@ -195,7 +198,10 @@ impl Draft {
         }
         let given = self.get("currency_code");
         if !given.is_empty() {
-            body.insert("currency_code".to_owned(), json!(given.to_ascii_uppercase()));
+            body.insert(
+                "currency_code".to_owned(),
+                json!(given.to_ascii_uppercase()),
+            );
         } else if update {
             // Back to the customer's (a draft or proforma keeps its own).
             body.insert("currency_code".to_owned(), Value::Null);
@@ -267,10 +273,14 @@ pub async fn currency_of(
     if recipient_id.is_empty() {
         return String::new();
     }
-    client::get_json(state, session, &format!("/v1/entities/{}", enc(recipient_id)))
-        .await
-        .map(|e| s(&e, "currency_code").to_owned())
-        .unwrap_or_default()
+    client::get_json(
+        state,
+        session,
+        &format!("/v1/entities/{}", enc(recipient_id)),
+    )
+    .await
+    .map(|e| s(&e, "currency_code").to_owned())
+    .unwrap_or_default()
 }
 
 async fn draft_currency(state: &WebState, session: &Session, draft: &Draft) -> String {

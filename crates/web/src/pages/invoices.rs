@@ -75,7 +75,11 @@ impl Filters {
 }
 
 /// Names of the entities `ids`, read once each.
-pub(super) async fn names(state: &WebState, session: &Session, ids: &[&str]) -> HashMap<String, String> {
+pub(super) async fn names(
+    state: &WebState,
+    session: &Session,
+    ids: &[&str],
+) -> HashMap<String, String> {
     let mut out = HashMap::new();
     for id in ids {
         if out.contains_key(*id) {

@@ -151,15 +151,17 @@ fn schedule_body(
 
 /// The form's values of a stored recurring invoice.
 async fn draft_of(state: &WebState, session: &Session, r: &Value) -> Draft {
-    let currency = document_form::currency_of(
-        state,
-        session,
-        s(r, "currency_code"),
-        s(r, "recipient_id"),
-    )
-    .await;
+    let currency =
+        document_form::currency_of(state, session, s(r, "currency_code"), s(r, "recipient_id"))
+            .await;
     let mut draft = Draft::from_json(r, &RECURRING, &currency);
-    let flag = |k: &str| if r[k].as_bool() == Some(true) { "1" } else { "" };
+    let flag = |k: &str| {
+        if r[k].as_bool() == Some(true) {
+            "1"
+        } else {
+            ""
+        }
+    };
     for (key, value) in [
         ("frequency", s(r, "frequency").to_owned()),
         ("interval", r["interval"].as_i64().unwrap_or(1).to_string()),
@@ -227,7 +229,9 @@ fn in_words(r: &Value, customer: &str, total: Option<&str>) -> String {
         ),
         "ended" => match r["end_date"].as_str() {
             Some(end) => {
-                format!("Ended: no period starts after {end}, its last day. The invoices it made stay.")
+                format!(
+                    "Ended: no period starts after {end}, its last day. The invoices it made stay."
+                )
             }
             None => "Ended: no period starts any more. The invoices it made stay.".to_owned(),
         },
@@ -256,13 +260,9 @@ async fn total_of(state: &WebState, session: &Session, r: &Value) -> Option<Stri
     .await
     .ok()
     .filter(|a| a.ok())?;
-    let currency = document_form::currency_of(
-        state,
-        session,
-        s(r, "currency_code"),
-        s(r, "recipient_id"),
-    )
-    .await;
+    let currency =
+        document_form::currency_of(state, session, s(r, "currency_code"), s(r, "recipient_id"))
+            .await;
     let p = answer.json();
     Some(format!(
         "{} with taxes",

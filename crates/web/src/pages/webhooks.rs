@@ -194,11 +194,7 @@ async fn endpoints(state: &WebState, signed: &SignedIn) -> Result<Vec<Value>, Re
 }
 
 /// `GET /settings/webhooks`.
-pub async fn list(
-    State(state): State<WebState>,
-    signed: SignedIn,
-    headers: HeaderMap,
-) -> Response {
+pub async fn list(State(state): State<WebState>, signed: SignedIn, headers: HeaderMap) -> Response {
     let ctx = Ctx::new(&state, &signed, &headers, "settings").await;
     match endpoints(&state, &signed).await {
         Ok(rows) => layout(
@@ -233,11 +229,7 @@ pub async fn create(State(state): State<WebState>, headers: HeaderMap, post: Pos
     };
     if !answer.ok() {
         ctx.flash = Some(Flash::error(&answer.message()));
-        let mut resp = layout(
-            &ctx,
-            "Webhooks",
-            list_body(&ctx, &rows, &post.fields, None),
-        );
+        let mut resp = layout(&ctx, "Webhooks", list_body(&ctx, &rows, &post.fields, None));
         *resp.status_mut() = StatusCode::BAD_REQUEST;
         return resp;
     }
@@ -265,12 +257,8 @@ async fn endpoint_page(
     values: Option<&HashMap<String, String>>,
     cursor: &str,
 ) -> Response {
-    let e = match client::get_json(
-        ctx.state,
-        ctx.session,
-        &format!("/v1/webhooks/{}", enc(id)),
-    )
-    .await
+    let e = match client::get_json(ctx.state, ctx.session, &format!("/v1/webhooks/{}", enc(id)))
+        .await
     {
         Ok(e) => e,
         Err(resp) => return resp,
