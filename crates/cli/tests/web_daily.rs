@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{browser::Browser, *};
+use common::{web::signed_in, *};
 use serde_json::json;
 
 fn daily_work_in_a_browser(db: TestDb, name: &str) {
@@ -23,29 +23,6 @@ fn web_daily_work_in_a_browser_on_sqlite() {
 #[test]
 fn web_daily_work_in_a_browser_on_postgres() {
     daily_work_in_a_browser(TestDb::postgres(), "daily-postgres");
-}
-
-/// Signs in and replaces the generated password; returns the page's CSRF token.
-fn signed_in(fx: &WebFixture) -> (Browser, String) {
-    let mut b = Browser::new(&fx.server.base);
-    let password = fx.password.clone();
-    assert_eq!(b.sign_in(fx.owner, &password).status, 303);
-    let form = b.get("/password");
-    let csrf = Browser::csrf(&form);
-    let new_password = "a long and new passphrase";
-    let changed = b.post(
-        "/password",
-        &[
-            ("csrf", &csrf),
-            ("current", &password),
-            ("new", new_password),
-            ("confirm", new_password),
-        ],
-        None,
-    );
-    assert_eq!(changed.status, 303, "{}", changed.body);
-    let csrf = Browser::csrf(&b.get("/entities/new"));
-    (b, csrf)
 }
 
 fn count(server: &Server, path: &str) -> usize {

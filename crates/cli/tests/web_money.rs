@@ -12,7 +12,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{browser::Browser, browser::Page, *};
+use common::{web::*, *};
 use serde_json::{Value, json};
 
 fn money_in_a_browser(db: TestDb, name: &str) {
@@ -28,86 +28,6 @@ fn web_money_pages_in_a_browser_on_sqlite() {
 #[test]
 fn web_money_pages_in_a_browser_on_postgres() {
     money_in_a_browser(TestDb::postgres(), "money-postgres");
-}
-
-/// Signs in and replaces the generated password; returns the page's CSRF token.
-fn signed_in(fx: &WebFixture) -> (Browser, String) {
-    let mut b = Browser::new(&fx.server.base);
-    let password = fx.password.clone();
-    assert_eq!(b.sign_in(fx.owner, &password).status, 303);
-    let form = b.get("/password");
-    let csrf = Browser::csrf(&form);
-    let new_password = "a long and new passphrase";
-    let changed = b.post(
-        "/password",
-        &[
-            ("csrf", &csrf),
-            ("current", &password),
-            ("new", new_password),
-            ("confirm", new_password),
-        ],
-        None,
-    );
-    assert_eq!(changed.status, 303, "{}", changed.body);
-    let csrf = Browser::csrf(&b.get("/bank-accounts"));
-    (b, csrf)
-}
-
-/// Follows a form's redirect: the page the person lands on, with its flash message.
-fn landed(b: &mut Browser, answer: &Page) -> Page {
-    assert_eq!(answer.status, 303, "a redirect: {}", answer.body);
-    let page = b.get(&answer.location);
-    assert_eq!(page.status, 200, "{}: {}", answer.location, page.body);
-    page
-}
-
-/// The text of the page's flash message.
-fn flash(page: &Page) -> String {
-    let at = page
-        .body
-        .find("class=\"flash")
-        .unwrap_or_else(|| panic!("no flash message in:\n{}", page.body));
-    let rest = &page.body[at..];
-    let start = rest.find('>').expect("tag end") + 1;
-    let end = rest.find("</div>").expect("flash end");
-    rest[start..end].to_owned()
-}
-
-fn api(server: &Server, method: &str, path: &str, body: Option<Value>) -> Value {
-    let (status, answer) = human_api(server, method, path, body);
-    assert!(
-        (200..300).contains(&status),
-        "{method} {path}: {status} {answer}"
-    );
-    answer
-}
-
-fn status_of(server: &Server, path: &str) -> u16 {
-    human_api(server, "GET", path, None).0
-}
-
-/// Posts `fields` without the token, with a wrong one and from another origin:
-/// each is refused before anything runs.
-fn refused_without_token(b: &mut Browser, csrf: &str, path: &str, fields: &[(&str, &str)]) {
-    assert_eq!(
-        b.post(path, fields, None).status,
-        403,
-        "{path} without its token"
-    );
-    let mut wrong = fields.to_vec();
-    wrong.push(("csrf", "not-the-token"));
-    assert_eq!(
-        b.post(path, &wrong, None).status,
-        403,
-        "{path} with a wrong token"
-    );
-    let mut with = fields.to_vec();
-    with.push(("csrf", csrf));
-    assert_eq!(
-        b.post(path, &with, Some("http://evil.example")).status,
-        403,
-        "{path} from another origin"
-    );
 }
 
 fn bank_accounts(db: TestDb) {

@@ -220,6 +220,48 @@ pub fn router(state: WebState) -> Router {
         .route("/reports", get(reports::list).post(reports::create))
         .route("/reports/{id}/pdf", get(reports::pdf))
         .route("/reports/{id}/delete", post(reports::delete))
+        // Documents: proformas and recurring invoices, and webhooks in the settings (#33).
+        .route("/proformas", get(proformas::list))
+        .route(
+            "/proformas/new",
+            get(proformas::new_form).post(proformas::create),
+        )
+        .route("/proformas/{id}", get(proformas::detail))
+        .route(
+            "/proformas/{id}/edit",
+            get(proformas::edit_form).post(proformas::update),
+        )
+        .route("/proformas/{id}/pdf", get(proformas::pdf))
+        .route("/proformas/{id}/invoice", post(proformas::to_invoice))
+        .route("/proformas/{id}/delete", post(proformas::delete))
+        .route("/recurring", get(recurring::list))
+        .route(
+            "/recurring/new",
+            get(recurring::new_form).post(recurring::create),
+        )
+        .route("/recurring/{id}", get(recurring::detail))
+        .route(
+            "/recurring/{id}/edit",
+            get(recurring::edit_form).post(recurring::update),
+        )
+        .route("/recurring/{id}/pause", post(recurring::pause))
+        .route("/recurring/{id}/resume", post(recurring::resume))
+        .route("/recurring/{id}/delete", post(recurring::delete))
+        .route(
+            "/settings/webhooks",
+            get(webhooks::list).post(webhooks::create),
+        )
+        .route(
+            "/settings/webhooks/{id}",
+            get(webhooks::detail).post(webhooks::update),
+        )
+        .route("/settings/webhooks/{id}/enable", post(webhooks::enable))
+        .route("/settings/webhooks/{id}/disable", post(webhooks::disable))
+        .route("/settings/webhooks/{id}/delete", post(webhooks::delete))
+        .route(
+            "/settings/webhooks/{id}/deliveries/{delivery}/retry",
+            post(webhooks::retry),
+        )
         .route("/favicon.ico", get(assets::favicon))
         .route("/assets/favicon.svg", get(assets::favicon))
         // Any other path: an HTML page for people, the API's answer under the API's paths.

@@ -26,6 +26,11 @@ impl Browser {
             agent: ureq::Agent::config_builder()
                 .http_status_as_error(false)
                 .max_redirects(0)
+                // A new connection per request: the server closes one whose body a
+                // refused post left unread, and reusing it failed the next post
+                // ("Peer disconnected") now and then.
+                .max_idle_connections(0)
+                .max_idle_connections_per_host(0)
                 .timeout_global(Some(Duration::from_secs(30)))
                 .build()
                 .into(),

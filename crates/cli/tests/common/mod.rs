@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod browser;
+pub mod web;
 
 use std::{
     io::{BufRead, BufReader, Read},
@@ -465,8 +466,15 @@ pub struct WebFixture {
 
 impl WebFixture {
     pub fn start(db: &TestDb) -> Self {
+        Self::start_with_env(db, &[])
+    }
+
+    /// The same, the server started with these environment variables too.
+    pub fn start_with_env(db: &TestDb, env: &[(&str, &str)]) -> Self {
         let owner = "owner@example.com";
-        let server = Server::start(db, &["serve", "--bootstrap", "--email", owner]);
+        let mut cmd = db.command(&["serve", "--bootstrap", "--email", owner]);
+        cmd.envs(env.iter().copied());
+        let server = Server::start_command(cmd);
         let password = admin_password(db, owner);
         let (status, settled) = human_api(
             &server,

@@ -1,36 +1,32 @@
-//! Writing an invoice: the draft form with its line editor and tax preview.
-//!
-//! The form works without JavaScript: "Add a line" and "Preview taxes" are
-//! submit buttons that show the form again, and a line is removed by ticking
-//! its box. With the script, lines are added in place and the preview follows
-//! every change (`POST /invoices/preview`, an HTML fragment). Saving is one
-//! `POST /v1/invoices` or `PATCH /v1/invoices/{id}`; the preview is
-//! `POST /v1/taxes/prefill`: nothing here computes a tax.
+//! Writing an invoice: the draft form with its line editor and tax preview
+//! (the form is [`super::document_form`]'s, shared with proformas and
+//! recurring invoices). Saving is one `POST /v1/invoices` or
+//! `PATCH /v1/invoices/{id}`.
 
 use std::collections::HashMap;
 
 use axum::{
     extract::{Path, Query, State},
-    http::{HeaderMap, Method, StatusCode},
+    http::HeaderMap,
     response::{Html, IntoResponse, Response},
 };
-use maud::{Markup, html};
-use serde_json::{Map, Value, json};
 
-use super::{Ctx, Flash, layout, redirect_with, s};
+use super::{
+    Ctx,
+    document_form::{self, Detail, Draft, Kind},
+    redirect_with, s,
+};
 use crate::{
     WebState,
     client::{self, enc},
     forms::Post,
-    json_view::money,
-    session::{Session, SignedIn},
+    session::SignedIn,
 };
 
-/// Most lines one form takes.
-const MAX_LINES: usize = 200;
+pub use super::document_form::{minor_units, plain_amount};
 
-/// Optional text and date fields of a draft: (API field, label, input type).
-const DETAILS: &[(&str, &str, &str)] = &[
+/// Optional text and date fields of a draft.
+const DETAILS: &[Detail] = &[
     (
         "due_date",
         "Due date (empty: from the payment terms)",
@@ -43,201 +39,21 @@ const DETAILS: &[(&str, &str, &str)] = &[
     ("period_end", "Period until", "date"),
 ];
 
-/// One line as typed.
-#[derive(Debug, Default, Clone)]
-struct LineIn {
-    concept: String,
-    quantity: String,
-    unit: String,
-    price: String,
-}
-
-/// A draft as the form holds it: every value as typed.
-#[derive(Debug, Default)]
-struct Draft {
-    values: HashMap<String, String>,
-    lines: Vec<LineIn>,
-}
-
-impl Draft {
-    fn get(&self, key: &str) -> &str {
-        self.values.get(key).map_or("", |v| v.trim())
-    }
-
-    /// From a posted form: lines `concept_N`… in order, those ticked `remove_N` left out.
-    fn from_post(post: &Post) -> Self {
-        let mut lines = Vec::new();
-        for i in 0..MAX_LINES {
-            let key = |k: &str| format!("{k}_{i}");
-            if !["concept", "quantity", "unit", "price"]
-                .iter()
-                .any(|k| post.fields.contains_key(&key(k)))
-            {
-                continue;
-            }
-            if !post.field(&key("remove")).is_empty() {
-                continue;
-            }
-            lines.push(LineIn {
-                concept: post.field(&key("concept")).to_owned(),
-                quantity: post.field(&key("quantity")).to_owned(),
-                unit: post.field(&key("unit")).to_owned(),
-                price: post.field(&key("price")).to_owned(),
-            });
-        }
-        Self {
-            values: post.fields.clone(),
-            lines,
-        }
-    }
-
-    /// From an invoice of the API.
-    fn from_invoice(inv: &Value) -> Self {
-        let currency = s(inv, "currency_code");
-        let mut values = HashMap::new();
-        for key in ["recipient_id", "currency_code", "supply_type", "notes"] {
-            values.insert(key.to_owned(), s(inv, key).to_owned());
-        }
-        for (key, ..) in DETAILS {
-            let v = s(inv, key);
-            // The due date is an instant; the form shows its day.
-            values.insert((*key).to_owned(), v.get(..10).unwrap_or(v).to_owned());
-        }
-        let lines = inv["lines"]
-            .as_array()
-            .map(|ls| {
-                ls.iter()
-                    .map(|l| LineIn {
-                        concept: s(l, "concept").to_owned(),
-                        quantity: match &l["quantity"] {
-                            Value::String(q) => q.clone(),
-                            other => other.to_string(),
-                        },
-                        unit: s(l, "quantity_unit").to_owned(),
-                        price: plain_amount(l["unit_price"].as_i64().unwrap_or(0), currency),
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        Self { values, lines }
-    }
-
-    /// The lines for the API, in minor units of `currency`.
-    fn api_lines(&self, currency: &str) -> Result<Vec<Value>, String> {
-        let mut out = Vec::new();
-        for (n, l) in self.lines.iter().enumerate() {
-            let blank = l.quantity.is_empty() && l.unit.is_empty() && l.price.is_empty();
-            if l.concept.is_empty() {
-                if blank {
-                    continue;
-                }
-                return Err(format!(
-                    "Line {} has no description; write what it is for, or tick Remove.",
-                    n + 1
-                ));
-            }
-            let mut line = Map::new();
-            line.insert("concept".to_owned(), json!(l.concept));
-            if !l.quantity.is_empty() {
-                line.insert("quantity".to_owned(), json!(l.quantity.replace(',', ".")));
-            }
-            if !l.unit.is_empty() {
-                line.insert("quantity_unit".to_owned(), json!(l.unit));
-            }
-            let price = if l.price.is_empty() {
-                0
-            } else {
-                minor_units(&l.price, currency).ok_or_else(|| {
-                    format!(
-                        "The unit price of line {} (“{}”) is not an amount in {currency}; write it like 1234.50.",
-                        n + 1,
-                        l.price
-                    )
-                })?
-            };
-            line.insert("unit_price".to_owned(), json!(price));
-            out.push(Value::Object(line));
-        }
-        Ok(out)
-    }
-
-    /// The API body: on a create empty fields are left out, on an update they are cleared.
-    fn api_body(&self, currency: &str, update: bool) -> Result<Value, String> {
-        let mut body = Map::new();
-        body.insert("recipient_id".to_owned(), json!(self.get("recipient_id")));
-        body.insert("lines".to_owned(), json!(self.api_lines(currency)?));
-        let supply = self.get("supply_type");
-        if !supply.is_empty() {
-            body.insert("supply_type".to_owned(), json!(supply));
-        }
-        if !self.get("currency_code").is_empty() {
-            body.insert("currency_code".to_owned(), json!(self.get("currency_code")));
-        }
-        for key in DETAILS.iter().map(|d| d.0).chain(["notes"]) {
-            let v = self.get(key).replace("\r\n", "\n");
-            if !v.is_empty() {
-                body.insert(key.to_owned(), json!(v));
-            } else if update {
-                body.insert(key.to_owned(), Value::Null);
-            }
-        }
-        Ok(Value::Object(body))
-    }
-}
-
-/// `12550` in EUR -> `125.50` (no grouping: the form reads it back).
-pub fn plain_amount(minor: i64, currency: &str) -> String {
-    money(minor, currency)
-        .split(' ')
-        .next()
-        .unwrap_or("0")
-        .replace(',', "")
-}
-
-/// `1,234.5` (or `1234,5`) in EUR -> `123450`; `None` when it is not an amount.
-pub fn minor_units(text: &str, currency: &str) -> Option<i64> {
-    let digits = domain::currency::CurrencyCode::parse(currency)
-        .map(|c| c.minor_units())
-        .unwrap_or(2) as usize;
-    let text: String = text.chars().filter(|c| !c.is_whitespace()).collect();
-    let text = if text.contains('.') {
-        text.replace(',', "")
-    } else {
-        text.replace(',', ".")
-    };
-    let (negative, text) = match text.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, text.as_str()),
-    };
-    let (whole, frac) = text.split_once('.').unwrap_or((text, ""));
-    if whole.is_empty() && frac.is_empty()
-        || !whole.chars().all(|c| c.is_ascii_digit())
-        || !frac.chars().all(|c| c.is_ascii_digit())
-        || frac.len() > digits
-        || whole.len() > 15
-    {
-        return None;
-    }
-    let frac = format!("{frac:0<digits$}");
-    let value: i64 = format!("{whole}{frac}").parse().ok()?;
-    Some(if negative { -value } else { value })
-}
-
-/// The currency the amounts are in: the form's, else the customer's.
-async fn currency_of(state: &WebState, session: &Session, draft: &Draft) -> String {
-    let given = draft.get("currency_code");
-    if !given.is_empty() {
-        return given.to_ascii_uppercase();
-    }
-    let id = draft.get("recipient_id");
-    if id.is_empty() {
-        return String::new();
-    }
-    client::get_json(state, session, &format!("/v1/entities/{}", enc(id)))
-        .await
-        .map(|e| s(&e, "currency_code").to_owned())
-        .unwrap_or_default()
-}
+/// An invoice draft.
+pub const INVOICE: Kind = Kind {
+    nav: "invoices",
+    web: "/invoices",
+    api: "/v1/invoices",
+    new_title: "New invoice",
+    edit_title: "Edit draft invoice",
+    details: DETAILS,
+    notes: Some("Notes printed on the invoice"),
+    save: "Save draft",
+    created: "Draft created.",
+    saved: "Draft saved.",
+    own_fields: None,
+    own_body: None,
+};
 
 /// `GET /invoices/new`, optionally `?recipient=` a customer.
 pub async fn new_form(
@@ -246,12 +62,12 @@ pub async fn new_form(
     headers: HeaderMap,
     Query(q): Query<HashMap<String, String>>,
 ) -> Response {
-    let ctx = Ctx::new(&state, &signed, &headers, "invoices").await;
+    let ctx = Ctx::new(&state, &signed, &headers, INVOICE.nav).await;
     let mut draft = Draft::default();
     if let Some(r) = q.get("recipient") {
         draft.values.insert("recipient_id".to_owned(), r.clone());
     }
-    page(&ctx, "New invoice", "/invoices/new", &draft, 1, None).await
+    document_form::new_page(&ctx, &INVOICE, &draft).await
 }
 
 /// `GET /invoices/{id}/edit`: a draft in the form.
@@ -261,7 +77,7 @@ pub async fn edit_form(
     headers: HeaderMap,
     Path(id): Path<String>,
 ) -> Response {
-    let ctx = Ctx::new(&state, &signed, &headers, "invoices").await;
+    let ctx = Ctx::new(&state, &signed, &headers, INVOICE.nav).await;
     let inv = match client::get_json(&state, &signed.0, &format!("/v1/invoices/{}", enc(&id))).await
     {
         Ok(v) => v,
@@ -275,14 +91,13 @@ pub async fn edit_form(
             "An issued invoice cannot be changed; correct it with a corrective invoice instead.",
         );
     }
-    let draft = Draft::from_invoice(&inv);
-    let action = format!("/invoices/{}/edit", enc(&id));
-    page(&ctx, "Edit draft invoice", &action, &draft, 1, None).await
+    let draft = Draft::from_json(&inv, &INVOICE, s(&inv, "currency_code"));
+    document_form::edit_page(&ctx, &INVOICE, &id, &draft).await
 }
 
 /// `POST /invoices/new`: add a line, preview, or create the draft.
 pub async fn create(State(state): State<WebState>, headers: HeaderMap, post: Post) -> Response {
-    submit(&state, &headers, post, None).await
+    document_form::submit(&state, &headers, post, None, &INVOICE).await
 }
 
 /// `POST /invoices/{id}/edit`: add a line, preview, or save the draft.
@@ -292,238 +107,17 @@ pub async fn update(
     Path(id): Path<String>,
     post: Post,
 ) -> Response {
-    submit(&state, &headers, post, Some(id)).await
+    document_form::submit(&state, &headers, post, Some(id), &INVOICE).await
 }
 
-async fn submit(state: &WebState, headers: &HeaderMap, post: Post, id: Option<String>) -> Response {
-    let draft = Draft::from_post(&post);
-    let signed = SignedIn(post.session.clone());
-    let mut ctx = Ctx::new(state, &signed, headers, "invoices").await;
-    let (title, action) = match &id {
-        Some(id) => ("Edit draft invoice", format!("/invoices/{}/edit", enc(id))),
-        None => ("New invoice", "/invoices/new".to_owned()),
-    };
-    match post.field("action") {
-        "add_line" => return page(&ctx, title, &action, &draft, 2, None).await,
-        "preview" => {
-            let preview = preview(state, &post.session, &draft).await;
-            return page(&ctx, title, &action, &draft, 1, Some(preview)).await;
-        }
-        _ => {}
-    }
-    let currency = currency_of(state, &post.session, &draft).await;
-    let answer = match draft.api_body(&currency, id.is_some()) {
-        Ok(body) => {
-            let (method, path) = match &id {
-                Some(id) => (Method::PATCH, format!("/v1/invoices/{}", enc(id))),
-                None => (Method::POST, "/v1/invoices".to_owned()),
-            };
-            client::call(state, &post.session, method, &path, Some(&body)).await
-        }
-        Err(e) => {
-            ctx.flash = Some(Flash::error(&e));
-            let mut resp = page(&ctx, title, &action, &draft, 1, None).await;
-            *resp.status_mut() = StatusCode::BAD_REQUEST;
-            return resp;
-        }
-    };
-    match answer {
-        Ok(a) if a.status == StatusCode::ACCEPTED => redirect_with(
-            state,
-            "/invoices",
-            "ok",
-            "The request waits in the review queue.",
-        ),
-        Ok(a) if a.ok() => {
-            let inv = a.json();
-            redirect_with(
-                state,
-                &format!("/invoices/{}", enc(s(&inv, "id"))),
-                "ok",
-                if id.is_some() {
-                    "Draft saved."
-                } else {
-                    "Draft created."
-                },
-            )
-        }
-        Ok(a) => {
-            ctx.flash = Some(Flash::error(&a.message()));
-            let mut resp = page(&ctx, title, &action, &draft, 1, None).await;
-            *resp.status_mut() = StatusCode::BAD_REQUEST;
-            resp
-        }
-        Err(resp) => resp,
-    }
-}
-
-/// `POST /invoices/preview`: the tax preview of the form as an HTML fragment (the script's).
+/// `POST /invoices/preview`: the tax preview of a line form as an HTML fragment
+/// (the script's, for every kind of document).
 pub async fn preview_fragment(State(state): State<WebState>, post: Post) -> Response {
     let draft = Draft::from_post(&post);
-    Html(preview(&state, &post.session, &draft).await.into_string()).into_response()
-}
-
-/// The taxes of the form's lines, as the API computes them, or why it cannot.
-async fn preview(state: &WebState, session: &Session, draft: &Draft) -> Markup {
-    if draft.get("recipient_id").is_empty() {
-        return html! { p.muted { "Choose the customer to see the taxes." } };
-    }
-    let currency = currency_of(state, session, draft).await;
-    let lines = match draft.api_lines(&currency) {
-        Ok(l) if l.is_empty() => return html! { p.muted { "Add a line to see the taxes." } },
-        Ok(l) => l,
-        Err(e) => return html! { p.error-text { (e) } },
-    };
-    let mut body = json!({"recipient_id": draft.get("recipient_id"), "lines": lines});
-    if !draft.get("supply_type").is_empty() {
-        body["supply_type"] = json!(draft.get("supply_type"));
-    }
-    let answer = match client::call(
-        state,
-        session,
-        Method::POST,
-        "/v1/taxes/prefill",
-        Some(&body),
+    Html(
+        document_form::preview(&state, &post.session, &draft)
+            .await
+            .into_string(),
     )
-    .await
-    {
-        Ok(a) => a,
-        Err(_) => return html! { p.error-text { "The preview is not available right now." } },
-    };
-    if !answer.ok() {
-        return html! { p.error-text { (answer.message()) } };
-    }
-    let p = answer.json();
-    let m = |k: &str| money(p[k].as_i64().unwrap_or(0), &currency);
-    html! {
-        table.preview {
-            caption { "Tax preview" @if let Some(t) = p["treatment"].as_str() { " (" (t.replace('_', " ")) ")" } }
-            thead { tr { th scope="col" { "Line" } th.num scope="col" { "Amount" } th scope="col" { "Taxes" } } }
-            tbody {
-                @for l in p["lines"].as_array().into_iter().flatten() {
-                    tr {
-                        td { (s(l, "concept")) }
-                        td.num { (money(l["subtotal"].as_i64().unwrap_or(0), &currency)) }
-                        td { @for t in l["tax_lines"].as_array().into_iter().flatten() {
-                            (s(t, "kind").to_uppercase()) " " (s(t, "rate")) "%: " (money(t["amount"].as_i64().unwrap_or(0), &currency)) " "
-                        } }
-                    }
-                }
-            }
-        }
-        dl.fields.totals {
-            dt { "Net" } dd.num { (m("net_total")) }
-            dt { "Taxes" } dd.num { (m("tax_total")) }
-            @if p["withholding_total"].as_i64().unwrap_or(0) != 0 { dt { "Withholding" } dd.num { (m("withholding_total")) } }
-            dt { strong { "Total" } } dd.num.preview-total { strong { (m("total")) } }
-        }
-        @if let Some(lm) = p["legal_mention"].as_str() { p.muted { (lm) } }
-    }
-}
-
-/// The draft form, with `extra` blank lines after the draft's and the preview if asked.
-async fn page(
-    ctx: &Ctx<'_>,
-    title: &str,
-    action: &str,
-    draft: &Draft,
-    extra: usize,
-    preview: Option<Markup>,
-) -> Response {
-    let customers = client::get_json(ctx.state, ctx.session, "/v1/entities?limit=500")
-        .await
-        .map(|p| p["data"].as_array().cloned().unwrap_or_default())
-        .unwrap_or_default();
-    let mut lines = draft.lines.clone();
-    lines.extend(std::iter::repeat_n(LineIn::default(), extra));
-    lines.truncate(MAX_LINES);
-    let chosen = draft.get("recipient_id");
-    let supply = draft.get("supply_type");
-    layout(
-        ctx,
-        title,
-        html! {
-            @if customers.is_empty() {
-                p.notice { "You have no customer yet. " a href="/entities/new" { "Add your first customer" } " first." }
-            }
-            form.card.invoice-form method="post" action=(action) data-preview="/invoices/preview" {
-                (ctx.csrf())
-                label for="recipient_id" { "Customer" }
-                select id="recipient_id" name="recipient_id" required {
-                    option value="" { "Choose…" }
-                    @for c in &customers {
-                        option value=(s(c, "id")) selected[s(c, "id") == chosen] { (s(c, "name")) }
-                    }
-                }
-                label for="supply_type" { "What you supply" }
-                select id="supply_type" name="supply_type" {
-                    option value="services" selected[supply != "goods"] { "Services" }
-                    option value="goods" selected[supply == "goods"] { "Goods" }
-                }
-                label for="currency_code" { "Currency (empty: the customer's)" }
-                input id="currency_code" name="currency_code" type="text" maxlength="3" value=(draft.get("currency_code"));
-                fieldset.lines {
-                    legend { "Lines" }
-                    div.scroll { table.lines-editor {
-                        thead { tr { th scope="col" { "Description" } th scope="col" { "Quantity" } th scope="col" { "Unit" } th scope="col" { "Unit price" } th scope="col" { "Remove" } } }
-                        tbody {
-                            @for (i, l) in lines.iter().enumerate() {
-                                (line_row(i, l))
-                            }
-                        }
-                    } }
-                }
-                fieldset {
-                    legend { "Details" }
-                    @for (key, label, kind) in DETAILS {
-                        label for=(key) { (label) }
-                        input id=(key) name=(key) type=(kind) value=(draft.get(key));
-                    }
-                    label for="notes" { "Notes printed on the invoice" }
-                    textarea id="notes" name="notes" rows="3" { (draft.get("notes")) }
-                }
-                section #preview aria-live="polite" {
-                    @if let Some(p) = preview { (p) }
-                }
-                div.actions {
-                    // The first button is the one Enter presses: saving.
-                    button.primary type="submit" name="action" value="save" { "Save draft" }
-                    button type="submit" name="action" value="add_line" formnovalidate { "Add a line" }
-                    button type="submit" name="action" value="preview" formnovalidate { "Preview taxes" }
-                }
-            }
-        },
-    )
-}
-
-fn line_row(i: usize, l: &LineIn) -> Markup {
-    let n = i + 1;
-    html! {
-        tr.line {
-            td { input name=(format!("concept_{i}")) type="text" value=(l.concept) aria-label=(format!("Description of line {n}")); }
-            td { input name=(format!("quantity_{i}")) type="text" inputmode="decimal" value=(l.quantity) placeholder="1" aria-label=(format!("Quantity of line {n}")); }
-            td { input name=(format!("unit_{i}")) type="text" value=(l.unit) aria-label=(format!("Unit of line {n}")); }
-            td { input name=(format!("price_{i}")) type="text" inputmode="decimal" value=(l.price) aria-label=(format!("Unit price of line {n}")); }
-            td { input name=(format!("remove_{i}")) type="checkbox" aria-label=(format!("Remove line {n}")); }
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::minor_units;
-
-    #[test]
-    fn amounts_in_minor_units() {
-        assert_eq!(minor_units("125", "EUR"), Some(12500));
-        assert_eq!(minor_units("1,234.5", "EUR"), Some(123450));
-        assert_eq!(minor_units("12,5", "EUR"), Some(1250));
-        assert_eq!(minor_units("-3.10", "EUR"), Some(-310));
-        assert_eq!(minor_units("100", "JPY"), Some(100));
-        assert_eq!(minor_units("1.5", "JPY"), None);
-        assert_eq!(minor_units("1.234", "EUR"), None);
-        assert_eq!(minor_units("abc", "EUR"), None);
-        assert_eq!(minor_units("", "EUR"), None);
-        assert_eq!(minor_units(".", "EUR"), None);
-    }
+    .into_response()
 }

@@ -75,7 +75,11 @@ impl Filters {
 }
 
 /// Names of the entities `ids`, read once each.
-async fn names(state: &WebState, session: &Session, ids: &[&str]) -> HashMap<String, String> {
+pub(super) async fn names(
+    state: &WebState,
+    session: &Session,
+    ids: &[&str],
+) -> HashMap<String, String> {
     let mut out = HashMap::new();
     for id in ids {
         if out.contains_key(*id) {
@@ -202,11 +206,7 @@ pub async fn detail(
     let names = names(&state, &signed.0, &[recipient_id]).await;
     let currency = s(&inv, "currency_code");
     let m = |key: &str| money(inv[key].as_i64().unwrap_or(0), currency);
-    let lines = inv
-        .get("lines")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
+    let lines = inv["lines"].as_array().map_or(0, Vec::len) as i64;
     let title = format!("Invoice {}", label(&inv));
     let actions = super::invoice_actions::sections(&ctx, &signed.0, &inv).await;
     layout(
@@ -226,20 +226,8 @@ pub async fn detail(
                     dt { "Corrects" } dd { a href=(format!("/invoices/{}", enc(c))) { "the corrected invoice" } }
                 }
             }
-            h2 { "Lines (" (inv["lineCount"].as_i64().unwrap_or(lines.len() as i64)) ")" }
-            div.scroll { table {
-                thead { tr { th scope="col" { "Concept" } th.num scope="col" { "Quantity" } th.num scope="col" { "Unit price" } th.num scope="col" { "Subtotal" } } }
-                tbody {
-                    @for l in &lines {
-                        tr {
-                            td { (s(l, "concept")) }
-                            td.num { (l["quantity"].as_str().map_or_else(|| l["quantity"].to_string(), str::to_owned)) " " (s(l, "quantity_unit")) }
-                            td.num { (money(l["unit_price"].as_i64().unwrap_or(0), currency)) }
-                            td.num { (money(l["subtotal"].as_i64().unwrap_or(0), currency)) }
-                        }
-                    }
-                }
-            } }
+            h2 { "Lines (" (inv["lineCount"].as_i64().unwrap_or(lines)) ")" }
+            (super::document_form::lines_table(&inv, currency))
             dl.fields.totals {
                 dt { "Net" } dd.num { (m("net_total")) }
                 dt { "Taxes" } dd.num { (m("tax_total")) }
@@ -258,15 +246,19 @@ pub async fn pdf(
     signed: SignedIn,
     Path(id): Path<String>,
 ) -> Response {
-    let answer = match client::call(
-        &state,
-        &signed.0,
-        Method::GET,
-        &format!("/v1/invoices/{}/pdf", enc(&id)),
-        None,
-    )
-    .await
-    {
+    let path = format!("/v1/invoices/{}/pdf", enc(&id));
+    download_pdf(&state, &signed.0, &path, &format!("invoice-{id}.pdf")).await
+}
+
+/// The PDF the API answers at `path`, as a download named `name`; an error page
+/// with the API's words when it has none.
+pub(super) async fn download_pdf(
+    state: &WebState,
+    session: &Session,
+    path: &str,
+    name: &str,
+) -> Response {
+    let answer = match client::call(state, session, Method::GET, path, None).await {
         Ok(a) => a,
         Err(resp) => return resp,
     };
@@ -281,10 +273,7 @@ pub async fn pdf(
     );
     h.insert(
         header::CONTENT_DISPOSITION,
-        api::views::content_disposition(
-            api::views::Disposition::Attachment,
-            &format!("invoice-{id}.pdf"),
-        ),
+        api::views::content_disposition(api::views::Disposition::Attachment, name),
     );
     resp
 }

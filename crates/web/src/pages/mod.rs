@@ -4,6 +4,7 @@ pub mod agreements;
 pub mod assets;
 pub mod bank_accounts;
 pub mod dashboard;
+pub mod document_form;
 pub mod entities;
 pub mod expense_files;
 pub mod expenses;
@@ -13,6 +14,8 @@ pub mod invoices;
 pub mod login;
 pub mod members;
 pub mod password;
+pub mod proformas;
+pub mod recurring;
 pub mod reports;
 pub mod review;
 pub mod review_sentence;
@@ -20,6 +23,7 @@ pub mod settings;
 pub mod settings_company;
 pub mod sso;
 pub mod tokens;
+pub mod webhooks;
 
 use axum::{
     http::{HeaderMap, HeaderValue, StatusCode, header},
@@ -144,6 +148,8 @@ impl<'a> Ctx<'a> {
 const NAV: &[(&str, &str, &str)] = &[
     ("review", "/review", "Review queue"),
     ("invoices", "/invoices", "Invoices"),
+    ("proformas", "/proformas", "Proformas"),
+    ("recurring", "/recurring", "Recurring"),
     ("entities", "/entities", "Customers"),
     ("expenses", "/expenses", "Expenses"),
     ("bank-accounts", "/bank-accounts", "Bank accounts"),

@@ -70,7 +70,7 @@ pub async fn page(State(state): State<WebState>, signed: SignedIn, headers: Head
         &ctx,
         "Settings",
         html! {
-            p { a href="/settings/verifactu" { "VERI*FACTU authorization" } " · " a href="/password" { "Change your password" } }
+            p { a href="/settings/verifactu" { "VERI*FACTU authorization" } " · " a href="/settings/webhooks" { "Webhooks" } " · " a href="/password" { "Change your password" } }
             dl.fields.summary {
                 dt { "Company id" } dd { code { (s(&c, "id")) } }
             }
