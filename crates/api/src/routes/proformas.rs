@@ -117,7 +117,10 @@ pub async fn list_proformas(
     )?))
 }
 
-/// Creates a proforma; its reference follows `proformaReferenceFormat`.
+/// Creates a proforma; its reference follows `proformaReferenceFormat`. It takes the
+/// recipient, lines, currency, supply type, placeholders and exchange rates of an invoice
+/// request; `bank_account_ids`, `due_date`, the references, the supply date or period and
+/// `notes` belong on the invoice made from it and are refused (400, naming them).
 #[utoipa::path(post, path = "/v1/proformas", tag = "proformas", request_body = CreateInvoiceRequest,
     responses((status = 201, body = Proforma), crate::openapi::WriteErrors))]
 pub async fn create_proforma(

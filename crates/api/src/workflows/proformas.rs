@@ -42,6 +42,27 @@ pub fn content(row: &store::proformas::ProformaRow) -> AppResult<Content> {
     })
 }
 
+/// Refuses the fields of an invoice request that a proforma does not keep (it is a quote:
+/// no bank accounts, due date, references, supply date or notes), naming them, rather than
+/// accepting and silently dropping them.
+fn refuse_unkept(set: &[(&str, bool)]) -> AppResult<()> {
+    let unkept: Vec<String> = set
+        .iter()
+        .filter(|(_, is_set)| *is_set)
+        .map(|(name, _)| format!("`{name}`"))
+        .collect();
+    if unkept.is_empty() {
+        return Ok(());
+    }
+    Err(AppError::invalid(format!(
+        "A proforma does not keep {}: drop {}, and set {} on the invoice made from it \
+         (POST /v1/proformas/{{id}}/invoice, then PATCH /v1/invoices/{{id}}).",
+        unkept.join(", "),
+        if unkept.len() == 1 { "it" } else { "them" },
+        if unkept.len() == 1 { "it" } else { "them" },
+    )))
+}
+
 /// Creates a proforma of the company from `req`, priced like a draft; its reference
 /// follows the company's `proformaReferenceFormat` and the year's proforma counter.
 pub async fn create(
@@ -50,6 +71,16 @@ pub async fn create(
     company_id: &store::CompanyId,
     req: CreateInvoiceRequest,
 ) -> AppResult<store::proformas::ProformaRow> {
+    refuse_unkept(&[
+        ("bank_account_ids", !req.bank_account_ids.is_empty()),
+        ("due_date", matches!(req.due_date, Some(Some(_)))),
+        ("buyer_reference", req.buyer_reference.is_some()),
+        ("order_reference", req.order_reference.is_some()),
+        ("delivery_date", req.delivery_date.is_some()),
+        ("period_start", req.period_start.is_some()),
+        ("period_end", req.period_end.is_some()),
+        ("notes", req.notes.is_some()),
+    ])?;
     let mut conn = tx.conn().await?;
     let company = company(&mut conn, company_id).await?;
     let built = build::build(
@@ -108,6 +139,25 @@ pub async fn update(
     id: &str,
     req: UpdateInvoiceRequest,
 ) -> AppResult<store::proformas::ProformaRow> {
+    refuse_unkept(&[
+        (
+            "bank_account_ids",
+            req.bank_account_ids.as_ref().is_some_and(|v| !v.is_empty()),
+        ),
+        ("due_date", matches!(req.due_date, Some(Some(_)))),
+        (
+            "buyer_reference",
+            matches!(req.buyer_reference, Some(Some(_))),
+        ),
+        (
+            "order_reference",
+            matches!(req.order_reference, Some(Some(_))),
+        ),
+        ("delivery_date", matches!(req.delivery_date, Some(Some(_)))),
+        ("period_start", matches!(req.period_start, Some(Some(_)))),
+        ("period_end", matches!(req.period_end, Some(Some(_)))),
+        ("notes", matches!(req.notes, Some(Some(_)))),
+    ])?;
     let mut conn = tx.conn().await?;
     let mut row = load(&mut conn, company_id, id).await?;
     let company = company(&mut conn, company_id).await?;
