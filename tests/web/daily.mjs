@@ -222,6 +222,39 @@ await scenario(async ({ cfg, page, shot, flash, api }) => {
   await page.getByRole("button", { name: "Save settings" }).click();
   assert.equal(await flash(), "Nothing changed.", "an unchanged form changes nothing");
 
+  step("settings add, change and remove custom placeholders");
+  await page.getByLabel("Placeholder 1: key (a-z, 0-9, _)").fill("po_number");
+  await page.getByLabel("Placeholder 1: label").fill("Purchase order <b>no.</b>");
+  await page.getByLabel("Placeholder 1: required on every invoice").check();
+  await page.getByLabel("Placeholder 2: key (a-z, 0-9, _)").fill("project");
+  await page.getByLabel("Placeholder 2: default value").fill("General");
+  await page.getByRole("button", { name: "Save settings" }).click();
+  assert.equal(await flash(), "Settings saved.");
+  let placeholders = (await api("GET", "/v1/company")).json.customPlaceholders;
+  assert.deepEqual(placeholders, [
+    { key: "po_number", label: "Purchase order <b>no.</b>", required: true, default: null },
+    { key: "project", label: "project", required: false, default: "General" },
+  ]);
+  assert.equal(await page.getByLabel("Placeholder 1: label").inputValue(), "Purchase order <b>no.</b>", "shown as typed, escaped");
+  assert.equal(await page.getByLabel("Placeholder 4: key (a-z, 0-9, _)").inputValue(), "", "blank rows for new ones");
+  await page.getByLabel("Placeholder 3: label").fill("no key");
+  await page.getByRole("button", { name: "Save settings" }).click();
+  assert.match(await flash(), /Placeholder 3: give it a key/);
+  await page.goto(cfg.base + "/settings");
+  await page.getByLabel("Placeholder 1: key (a-z, 0-9, _)").fill("Bad Key");
+  await page.getByRole("button", { name: "Save settings" }).click();
+  assert.match(await flash(), /customPlaceholders/, "the API's refusal is shown");
+  await page.goto(cfg.base + "/settings");
+  await page.getByLabel("Placeholder 1: key (a-z, 0-9, _)").fill("");
+  await page.getByRole("button", { name: "Save settings" }).click();
+  assert.equal(await flash(), "Settings saved.");
+  placeholders = (await api("GET", "/v1/company")).json.customPlaceholders;
+  assert.deepEqual(placeholders.map((p) => p.key), ["project"], "a cleared key removes its placeholder");
+  await page.getByLabel("Placeholder 1: key (a-z, 0-9, _)").fill("");
+  await page.getByRole("button", { name: "Save settings" }).click();
+  assert.equal(await flash(), "Settings saved.");
+  assert.deepEqual((await api("GET", "/v1/company")).json.customPlaceholders, []);
+
   step("an expense is recorded, refused with what was typed kept, and edited");
   const supplier = (await api("POST", "/v1/entities", { name: "Office Supplies Ltd", type: "IE:LTD", address: { country: "IE" } })).json;
   await page.goto(cfg.base + "/review");

@@ -1,5 +1,6 @@
 //! The company fields of `/settings` that are not plain text: the ids, the
-//! address, numbers, reminder days and the electronic address. Each reads
+//! address, numbers, reminder days, the electronic address and the custom
+//! placeholders. Each reads
 //! from `GET /v1/company` and adds to the one `PATCH` only what changed.
 
 use std::collections::HashMap;
@@ -40,6 +41,100 @@ const ADDRESS: &[(&str, &str, &str)] = &[
     ("addr_state", "state", "State or province"),
     ("addr_country", "country", "Country (ISO 3166 code)"),
 ];
+
+/// Blank placeholder rows the form offers for new ones, after the company's.
+const NEW_PLACEHOLDER_ROWS: usize = 2;
+/// Most placeholder rows read from a form (the API keeps at most 50 placeholders).
+const MAX_PLACEHOLDER_ROWS: usize = 50 + NEW_PLACEHOLDER_ROWS;
+
+/// The company's placeholders as the form and the comparison see them:
+/// `{"key","label","required","default"}` with `default` null when unset.
+fn placeholders_now(c: &Value) -> Vec<Value> {
+    c["customPlaceholders"]
+        .as_array()
+        .map(|list| {
+            list.iter()
+                .map(|p| {
+                    json!({
+                        "key": s(p, "key"),
+                        "label": s(p, "label"),
+                        "required": p["required"].as_bool().unwrap_or(false),
+                        "default": p["default"].as_str().filter(|d| !d.is_empty()),
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The placeholder rows: the company's, then blank ones for new placeholders.
+fn placeholder_rows(c: &Value) -> Markup {
+    let now = placeholders_now(c);
+    let rows = (now.len() + NEW_PLACEHOLDER_ROWS).min(MAX_PLACEHOLDER_ROWS);
+    let blank = json!({});
+    html! {
+        fieldset {
+            legend { "Placeholders" }
+            p.muted { "Each key becomes " code { "{{key}}" } " in the invoice footer and templates; every invoice gives it a value, or takes the default. Clear a key to remove its placeholder." }
+            input type="hidden" name="ph_rows" value=(rows);
+            @for i in 0..rows {
+                @let p = now.get(i).unwrap_or(&blank);
+                @let n = i + 1;
+                div {
+                    label for=(format!("ph_key_{i}")) { "Placeholder " (n) ": key (a-z, 0-9, _)" }
+                    input id=(format!("ph_key_{i}")) name=(format!("ph_key_{i}")) type="text" value=(s(p, "key"));
+                    label for=(format!("ph_label_{i}")) { "Placeholder " (n) ": label" }
+                    input id=(format!("ph_label_{i}")) name=(format!("ph_label_{i}")) type="text" value=(s(p, "label"));
+                    label for=(format!("ph_default_{i}")) { "Placeholder " (n) ": default value" }
+                    input id=(format!("ph_default_{i}")) name=(format!("ph_default_{i}")) type="text" value=(s(p, "default"));
+                    div.choice {
+                        input id=(format!("ph_required_{i}")) name=(format!("ph_required_{i}")) type="checkbox" value="1" checked[p["required"].as_bool().unwrap_or(false)];
+                        label for=(format!("ph_required_{i}")) { "Placeholder " (n) ": required on every invoice" }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The placeholders the form sends, in its order, or what to fix; `None` when the
+/// form has no placeholder rows. The first `existing` rows were the company's: one whose
+/// key was cleared is removed. A new row with a label or default but no key is refused.
+fn placeholders_sent(
+    fields: &HashMap<String, String>,
+    existing: usize,
+) -> Result<Option<Vec<Value>>, String> {
+    let Some(rows) = fields.get("ph_rows") else {
+        return Ok(None);
+    };
+    let rows: usize = rows
+        .trim()
+        .parse()
+        .map_err(|_| "The placeholder rows could not be read; reload the page.".to_owned())?;
+    let field = |name: String| fields.get(&name).map_or("", |v| v.trim());
+    let mut list = Vec::new();
+    for i in 0..rows.min(MAX_PLACEHOLDER_ROWS) {
+        let key = field(format!("ph_key_{i}"));
+        let label = field(format!("ph_label_{i}"));
+        let default = field(format!("ph_default_{i}"));
+        if key.is_empty() {
+            if i >= existing && (!label.is_empty() || !default.is_empty()) {
+                return Err(format!(
+                    "Placeholder {}: give it a key, or clear its label and default to remove it.",
+                    i + 1
+                ));
+            }
+            continue;
+        }
+        list.push(json!({
+            "key": key,
+            "label": if label.is_empty() { key } else { label },
+            "required": field(format!("ph_required_{i}")) == "1",
+            "default": (!default.is_empty()).then_some(default),
+        }));
+    }
+    Ok(Some(list))
+}
 
 /// The form's fieldsets for these fields, filled from the company `c`.
 pub fn fields(c: &Value) -> Markup {
@@ -86,6 +181,7 @@ pub fn fields(c: &Value) -> Markup {
             label for="ea_id" { "Id within the scheme" }
             input id="ea_id" name="ea_id" type="text" value=(s(ea, "id"));
         }
+        (placeholder_rows(c))
     }
 }
 
@@ -175,6 +271,12 @@ pub fn changes(
         if sent != current["electronicAddress"] {
             patch.insert("electronicAddress".to_owned(), sent);
         }
+    }
+    let now = placeholders_now(current);
+    if let Some(sent) = placeholders_sent(fields, now.len())?
+        && sent != now
+    {
+        patch.insert("customPlaceholders".to_owned(), Value::Array(sent));
     }
     Ok(())
 }
