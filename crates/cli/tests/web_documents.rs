@@ -844,3 +844,82 @@ fn web_proforma_pages_in_a_browser_on_sqlite() {
 fn web_proforma_pages_in_a_browser_on_postgres() {
     proformas_in_a_browser(TestDb::postgres(), "documents-postgres");
 }
+
+/// The company's custom placeholders in the document form: one field each, labelled, a
+/// required one refused empty with the form kept, the values stored on the draft and
+/// shown again when it is edited.
+fn placeholder_values(db: TestDb) {
+    let fx = WebFixture::start(&db);
+    let server = &fx.server;
+    let (mut b, csrf) = signed_in(&fx);
+    let cust = customer(server);
+    api(
+        server,
+        "PATCH",
+        "/v1/company",
+        Some(json!({"customPlaceholders": [
+            {"key": "po_number", "label": "Purchase order <no.>", "required": true},
+            {"key": "project", "label": "Project", "default": "General"}
+        ]})),
+    );
+    let form = b.get("/invoices/new");
+    assert!(
+        form.body.contains("Purchase order &lt;no.&gt; (required)"),
+        "{}",
+        form.body
+    );
+    assert!(form.body.contains("name=\"phv_project\""), "{}", form.body);
+    let typed = [
+        ("csrf", csrf.as_str()),
+        ("recipient_id", cust.as_str()),
+        ("supply_type", "services"),
+        ("concept_0", "Design"),
+        ("price_0", "100"),
+        ("phv_po_number", ""),
+        ("phv_project", "Apollo"),
+    ];
+    let refused = b.post("/invoices/new", &typed, None);
+    assert_eq!(refused.status, 400, "{}", refused.body);
+    assert!(refused.body.contains("is required"), "{}", refused.body);
+    assert!(
+        refused.body.contains("value=\"Apollo\""),
+        "kept: {}",
+        refused.body
+    );
+    assert_eq!(count(server, "/v1/invoices"), 0);
+
+    let mut with = typed.to_vec();
+    with[5] = ("phv_po_number", "PO-4711");
+    let created = b.post("/invoices/new", &with, None);
+    let page = landed(&mut b, &created);
+    assert_eq!(flash(&page), "Draft created.");
+    let id = created.location.rsplit('/').next().expect("id").to_owned();
+    let stored = api(server, "GET", &format!("/v1/invoices/{id}"), None);
+    assert_eq!(
+        stored["custom_placeholder_values"],
+        json!([{"key": "po_number", "value": "PO-4711"}, {"key": "project", "value": "Apollo"}])
+    );
+    let edit = b.get(&format!("/invoices/{id}/edit"));
+    assert!(edit.body.contains("value=\"PO-4711\""), "{}", edit.body);
+    // Emptied on an edit, the optional one falls back to the company's default.
+    let mut changed = with.to_vec();
+    changed[5] = ("phv_po_number", "PO-4712");
+    changed[6] = ("phv_project", "");
+    let saved = b.post(&format!("/invoices/{id}/edit"), &changed, None);
+    assert_eq!(flash(&landed(&mut b, &saved)), "Draft saved.");
+    let stored = api(server, "GET", &format!("/v1/invoices/{id}"), None);
+    assert_eq!(
+        stored["custom_placeholder_values"],
+        json!([{"key": "po_number", "value": "PO-4712"}, {"key": "project", "value": "General"}])
+    );
+}
+
+#[test]
+fn web_placeholder_values_written_on_documents_on_sqlite() {
+    placeholder_values(TestDb::sqlite());
+}
+
+#[test]
+fn web_placeholder_values_written_on_documents_on_postgres() {
+    placeholder_values(TestDb::postgres());
+}

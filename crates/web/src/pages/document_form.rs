@@ -127,6 +127,13 @@ impl Draft {
             // A due date is an instant; the form shows its day.
             values.insert((*key).to_owned(), v.get(..10).unwrap_or(v).to_owned());
         }
+        for v in doc["custom_placeholder_values"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+        {
+            values.insert(placeholder_field(s(v, "key")), s(v, "value").to_owned());
+        }
         let lines = doc["lines"]
             .as_array()
             .map(|ls| {
@@ -215,10 +222,60 @@ impl Draft {
                 body.insert(key.to_owned(), Value::Null);
             }
         }
+        // The placeholder values typed (the form shows one field per placeholder of the
+        // company): on an update they replace the document's, on a create empty ones are
+        // left to the customer's template and the company's defaults.
+        let mut given: Vec<(&str, &str)> = self
+            .values
+            .iter()
+            .filter_map(|(k, v)| Some((k.strip_prefix(PLACEHOLDER_FIELD)?, v.trim())))
+            .collect();
+        given.sort_unstable();
+        if update || given.iter().any(|(_, v)| !v.is_empty()) {
+            let values: Vec<Value> = given
+                .iter()
+                .filter(|(_, v)| !v.is_empty())
+                .map(|(k, v)| json!({"key": k, "value": v}))
+                .collect();
+            if !given.is_empty() {
+                body.insert("custom_placeholder_values".to_owned(), json!(values));
+            }
+        }
         if let Some(own) = kind.own_body {
             own(&self.values, update, &mut body)?;
         }
         Ok(Value::Object(body))
+    }
+}
+
+/// The form field of a placeholder's value: `phv_` and its key (keys are `a-z0-9_`).
+const PLACEHOLDER_FIELD: &str = "phv_";
+
+fn placeholder_field(key: &str) -> String {
+    format!("{PLACEHOLDER_FIELD}{key}")
+}
+
+/// The company's placeholders, one field each for this document's value.
+fn placeholder_fields(placeholders: &[Value], draft: &Draft) -> Markup {
+    html! {
+        @if !placeholders.is_empty() {
+            fieldset {
+                legend { "Placeholders" }
+                @for p in placeholders {
+                    @let field = placeholder_field(s(p, "key"));
+                    @let required = p["required"].as_bool().unwrap_or(false);
+                    label for=(field) {
+                        (s(p, "label"))
+                        @if required { " (required)" }
+                    }
+                    input id=(field) name=(field) type="text" maxlength="1000"
+                        value=(draft.get(&field)) placeholder=(s(p, "default"));
+                    @if !s(p, "default").is_empty() {
+                        p.muted { "Empty: the customer's value, else " (s(p, "default")) "." }
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -448,6 +505,15 @@ async fn page(
         .await
         .map(|p| p["data"].as_array().cloned().unwrap_or_default())
         .unwrap_or_default();
+    let placeholders = client::get_json(ctx.state, ctx.session, "/v1/company")
+        .await
+        .map(|c| {
+            c["customPlaceholders"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .unwrap_or_default();
     let mut lines = draft.lines.clone();
     lines.extend(std::iter::repeat_n(LineIn::default(), extra));
     lines.truncate(MAX_LINES);
@@ -488,6 +554,7 @@ async fn page(
                         }
                     } }
                 }
+                (placeholder_fields(&placeholders, draft))
                 @if !kind.details.is_empty() || kind.notes.is_some() {
                     fieldset {
                         legend { "Details" }
