@@ -3,6 +3,8 @@
 //! (`tests/web/e2e.mjs`, Debian's Chromium driven by playwright-core): an
 //! invoice an agent asked for through MCP is approved, listed, downloaded as
 //! PDF and issued; a token is created and revoked; a cross-site post is refused.
+//! The review queue in the reader's language; the screenshots docs/WEB.md shows
+//! (`tests/web/docs.mjs`, written to docs/web/ with INVOICING_UPDATE_DOCS_SCREENSHOTS=1).
 
 mod common;
 
@@ -544,6 +546,28 @@ fn in_a_browser(db: TestDb, name: &str) {
         name,
         json!({"customer": "Browser Customer Ltd", "concept": concept}),
     );
+}
+
+/// The screenshots docs/WEB.md shows (`tests/web/docs.mjs`: demo data, six pages at
+/// 1280x800). Every run saves them with the other screenshots; with
+/// `INVOICING_UPDATE_DOCS_SCREENSHOTS=1` the SQLite run (one writer, so the two
+/// engines never race) also writes them to docs/web/, which nothing else touches.
+fn docs_screenshots(db: TestDb, name: &str, writes_docs: bool) {
+    let fx = WebFixture::start(&db);
+    let docs = (writes_docs
+        && std::env::var("INVOICING_UPDATE_DOCS_SCREENSHOTS").as_deref() == Ok("1"))
+    .then(|| concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/web"));
+    fx.run_script("docs.mjs", name, json!({"docsScreenshots": docs}));
+}
+
+#[test]
+fn web_docs_screenshots_on_sqlite() {
+    docs_screenshots(TestDb::sqlite(), "docs-sqlite", true);
+}
+
+#[test]
+fn web_docs_screenshots_on_postgres() {
+    docs_screenshots(TestDb::postgres(), "docs-postgres", false);
 }
 
 #[test]
