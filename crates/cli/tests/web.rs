@@ -556,7 +556,7 @@ fn docs_screenshots(db: TestDb, name: &str, writes_docs: bool) {
     let fx = WebFixture::start(&db);
     let docs = (writes_docs
         && std::env::var("INVOICING_UPDATE_DOCS_SCREENSHOTS").as_deref() == Ok("1"))
-    .then(|| concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/web"));
+    .then_some(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/web"));
     fx.run_script("docs.mjs", name, json!({"docsScreenshots": docs}));
 }
 
