@@ -1,11 +1,12 @@
 // The money pages of the web app in a real browser (Debian's Chromium driven
 // by playwright-core): a bank account is created from the nav, a balance is
-// recorded and deleted; a report is asked for, becomes ready, downloads and
-// is deleted; a draft invoice is deleted from its page; the pages fit a phone.
+// recorded and deleted; a report is asked for, waits (no worker runs until the
+// script starts one), turns ready on the page by itself, downloads and is
+// deleted; a draft invoice is deleted from its page; the pages fit a phone.
 // Run by crates/cli/tests/web_money.rs (`WebFixture::run_script`); argument 1
 // is JSON with the fixture's fields. Screenshots go to `artifacts`.
 
-import { readFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import assert from "node:assert/strict";
 import { scenario, step, firstSignIn, fitsAPhone, everyInputLabelled } from "./support.mjs";
 
@@ -58,15 +59,32 @@ await scenario(async ({ cfg, page, shot, flash, api }) => {
   await everyInputLabelled(page);
   await page.getByRole("button", { name: "Ask for the report" }).click();
   assert.equal(await flash(), "The report is asked for; it is made in the background.");
+  // No worker runs yet: the report waits, the page says so and offers "Refresh".
+  assert.match(await page.locator("table.reports").innerText(), /Waiting/);
+  assert.equal(await page.getByRole("link", { name: "Refresh" }).count(), 1);
+  await shot("04a-report-waiting");
+
+  step("the waiting report turns ready on the page by itself, which then stops asking");
+  // A reload would lose this mark; the list's own requests are counted.
+  await page.evaluate(() => { window.sameDocument = true; });
+  let asked = 0;
+  page.on("request", (r) => { if (new URL(r.url()).pathname === "/reports") asked += 1; });
+  await writeFile(cfg.startWorker, "");
   const deadline = Date.now() + 120_000;
   while (!(await page.getByRole("link", { name: "Download PDF" }).count())) {
     assert.ok(Date.now() < deadline, "the report is ready within 120 s");
     assert.doesNotMatch(await page.locator("table.reports").innerText(), /Failed/);
-    await page.waitForTimeout(500);
-    await page.reload();
+    await page.waitForTimeout(250);
   }
+  assert.equal(await page.evaluate(() => window.sameDocument), true, "no page load: the list refreshed itself");
+  assert.ok(asked >= 1, `the list was asked for again (${asked} times)`);
+  assert.equal(await page.getByRole("link", { name: "Refresh" }).count(), 0, "nothing waits any more");
+  assert.equal(await page.locator("[data-refresh]").count(), 0);
+  const askedWhenReady = asked;
+  await page.waitForTimeout(7_000);
+  assert.equal(asked, askedWhenReady, "no more requests once nothing waits");
   assert.match(await page.locator("table.reports").innerText(), /Business overview\s+2026-01-01 – 2026-12-31/);
-  await shot("04-reports");
+  await shot("04b-reports");
   const [download] = await Promise.all([
     page.waitForEvent("download"),
     page.getByRole("link", { name: "Download PDF" }).click(),

@@ -3,6 +3,8 @@
 //! (`tests/web/e2e.mjs`, Debian's Chromium driven by playwright-core): an
 //! invoice an agent asked for through MCP is approved, listed, downloaded as
 //! PDF and issued; a token is created and revoked; a cross-site post is refused.
+//! The review queue in the reader's language; the screenshots docs/WEB.md shows
+//! (`tests/web/docs.mjs`, written to docs/web/ with INVOICING_UPDATE_DOCS_SCREENSHOTS=1).
 
 mod common;
 
@@ -314,6 +316,184 @@ fn review_page_shows_large_bodies_by_size(db: TestDb) {
     assert!(server.stop().success());
 }
 
+/// Signs `email` in with the password `admin password` sets and replaces it.
+fn signed_in_as(server: &Server, db: &TestDb, email: &str) -> Browser {
+    let mut b = Browser::new(&server.base);
+    let password = admin_password(db, email);
+    assert_eq!(b.sign_in(email, &password).status, 303);
+    let csrf = Browser::csrf(&b.get("/password"));
+    let new_password = "a long and new passphrase";
+    let changed = b.post(
+        "/password",
+        &[
+            ("csrf", &csrf),
+            ("current", &password),
+            ("new", new_password),
+            ("confirm", new_password),
+        ],
+        None,
+    );
+    assert_eq!(changed.status, 303, "{}", changed.body);
+    b
+}
+
+/// Issue #33: the review queue writes amounts, days and times as the reader's
+/// language does (the reports' formats), and keeps the fields in the order sent.
+fn review_values_follow_the_persons_language(db: TestDb) {
+    let server = Server::start(&db, &["serve", "--bootstrap", "--no-mcp", "--email", OWNER]);
+    let (status, settled) = human_api(
+        &server,
+        "POST",
+        "/v1/company/registration",
+        Some(
+            json!({"name": "Example Company Ltd", "fiscal_id": "IE6388047V",
+            "email": "billing@example.com", "phone": "+353 1 555 0100", "address": {"lines": ["1 Main Street"], "zipcode": "D02 X285", "city": "Dublin", "country": "IE"}}),
+        ),
+    );
+    assert_eq!(status, 200, "{settled}");
+    let (status, member) = human_api(
+        &server,
+        "POST",
+        "/v1/members",
+        Some(
+            json!({"email": "ana@example.com", "kind": "password", "language": "es_ES", "name": "Ana Ejemplo"}),
+        ),
+    );
+    assert_eq!(status, 201, "{member}");
+    let (status, customer) = human_api(
+        &server,
+        "POST",
+        "/v1/entities",
+        Some(
+            json!({"name": "Example Customer Ltd", "type": "IE:LTD", "currency_code": "EUR",
+            "address": {"lines": ["2 Quay St"], "city": "Dublin", "zipcode": "D01 F5P2", "country": "IE"}}),
+        ),
+    );
+    assert_eq!(status, 201, "{customer}");
+    // An agent (the owner's token without its proof) asks for an invoice: held for review.
+    let token = server.bootstrap.as_ref().expect("bootstrap")["token"]
+        .as_str()
+        .expect("token")
+        .to_owned();
+    let body = json!({"recipient_id": customer["id"],
+        "lines": [{"concept": "Consulting", "quantity": 10, "unit_price": 100_000}],
+        "period_start": "2026-03-01", "period_end": "2026-03-31"});
+    // Written by hand so the fields go in an order that is not alphabetical.
+    let raw = format!(
+        r#"{{"recipient_id": {}, "lines": {}, "period_start": "2026-03-01", "period_end": "2026-03-31"}}"#,
+        body["recipient_id"], body["lines"]
+    );
+    let mut resp = agent()
+        .post(format!("{}/v1/invoices", server.base))
+        .header("Authorization", format!("Bearer {token}"))
+        .header("Content-Type", "application/json")
+        .send(raw.as_bytes())
+        .expect("POST");
+    assert_eq!(resp.status().as_u16(), 202, "held for review");
+    let held: Value =
+        serde_json::from_str(&resp.body_mut().read_to_string().expect("body")).expect("JSON");
+    let entry = held["auditEntryId"].as_str().expect("entry id").to_owned();
+    // When it was asked, as the API says it (`2026-01-31T14:05:09.123Z`).
+    let (status, audit) = human_api(&server, "GET", &format!("/v1/ai-audit/{entry}"), None);
+    assert_eq!(status, 200, "{audit}");
+    let created = audit["createdAt"].as_str().expect("createdAt");
+    let number =
+        |range: std::ops::Range<usize>| -> usize { created[range].parse().expect("a date") };
+    let (year, month, day, minute) = (number(0..4), number(5..7), number(8..10), &created[11..16]);
+    let es_months = [
+        "ene", "feb", "mar", "abr", "may", "jun", "jul", "ago", "sept", "oct", "nov", "dic",
+    ];
+    let en_months = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let asked_es = format!("{day} {} {year}, {minute} UTC", es_months[month - 1]);
+    let asked_en = format!("{} {day}, {year}, {minute} UTC", en_months[month - 1]);
+
+    // 10 × 1,000.00 EUR with Irish VAT at 23 %: 12,300.00 EUR.
+    let mut ana = signed_in_as(&server, &db, "ana@example.com");
+    let es = ana.get("/review");
+    let card = card_of(&es.body, &entry);
+    assert!(
+        card.contains("<strong>12.300,00 EUR</strong>"),
+        "the total the Spanish way: {card}"
+    );
+    assert!(
+        card.contains("1000,00 EUR"),
+        "a unit price the Spanish way: {card}"
+    );
+    assert!(
+        !card.contains("12,300.00") && !card.contains("1,000.00"),
+        "{card}"
+    );
+    assert!(
+        card.contains(">1 mar 2026</time>") && card.contains(">31 mar 2026</time>"),
+        "{card}"
+    );
+    assert!(
+        card.contains(&asked_es),
+        "when it was asked, the Spanish way ({asked_es}): {card}"
+    );
+    let at = |k: &str| card.find(k).unwrap_or_else(|| panic!("{k} in {card}"));
+    assert!(
+        at(">Recipient<") < at(">Lines<") && at(">Lines<") < at(">Period start<"),
+        "{card}"
+    );
+    assert!(
+        at(">Period start<") < at(">Period end<"),
+        "the order sent: {card}"
+    );
+
+    let mut owner = signed_in_as(&server, &db, OWNER);
+    let en = owner.get("/review").body;
+    let card = card_of(&en, &entry);
+    assert!(
+        card.contains("<strong>12,300.00 EUR</strong>"),
+        "the total the English way: {card}"
+    );
+    assert!(card.contains("1,000.00 EUR"), "{card}");
+    assert!(
+        card.contains(">Mar 1, 2026</time>") && card.contains(">Mar 31, 2026</time>"),
+        "{card}"
+    );
+    assert!(
+        card.contains(&asked_en),
+        "when it was asked, the English way ({asked_en}): {card}"
+    );
+
+    // Approved, the history says when in the reader's language too.
+    let csrf = Browser::csrf(&es);
+    let approved = ana.post(
+        &format!("/review/{entry}/approve"),
+        &[("csrf", &csrf)],
+        None,
+    );
+    assert_eq!(approved.status, 303, "{}", approved.body);
+    let history = ana.get("/review").body;
+    let history = &history[history.find("id=\"history-h\"").expect("history")..];
+    assert!(history.contains(&asked_es), "{history}");
+    assert!(history.contains("Open invoice"), "{history}");
+    assert!(server.stop().success());
+}
+
+/// The pending card of audit entry `id` on the review page.
+fn card_of<'p>(page: &'p str, id: &str) -> &'p str {
+    let start = page
+        .find(&format!("id=\"entry-{id}\""))
+        .unwrap_or_else(|| panic!("no card for {id} in:\n{page}"));
+    let rest = &page[start..];
+    &rest[..rest.find("</article>").unwrap_or(rest.len())]
+}
+
+#[test]
+fn web_review_values_follow_the_persons_language_on_sqlite() {
+    review_values_follow_the_persons_language(TestDb::sqlite());
+}
+
+#[test]
+fn web_review_values_follow_the_persons_language_on_postgres() {
+    review_values_follow_the_persons_language(TestDb::postgres());
+}
+
 #[test]
 fn web_review_page_shows_large_bodies_by_size_on_sqlite() {
     review_page_shows_large_bodies_by_size(TestDb::sqlite());
@@ -366,6 +546,28 @@ fn in_a_browser(db: TestDb, name: &str) {
         name,
         json!({"customer": "Browser Customer Ltd", "concept": concept}),
     );
+}
+
+/// The screenshots docs/WEB.md shows (`tests/web/docs.mjs`: demo data, six pages at
+/// 1280x800). Every run saves them with the other screenshots; with
+/// `INVOICING_UPDATE_DOCS_SCREENSHOTS=1` the SQLite run (one writer, so the two
+/// engines never race) also writes them to docs/web/, which nothing else touches.
+fn docs_screenshots(db: TestDb, name: &str, writes_docs: bool) {
+    let fx = WebFixture::start(&db);
+    let docs = (writes_docs
+        && std::env::var("INVOICING_UPDATE_DOCS_SCREENSHOTS").as_deref() == Ok("1"))
+    .then_some(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/web"));
+    fx.run_script("docs.mjs", name, json!({"docsScreenshots": docs}));
+}
+
+#[test]
+fn web_docs_screenshots_on_sqlite() {
+    docs_screenshots(TestDb::sqlite(), "docs-sqlite", true);
+}
+
+#[test]
+fn web_docs_screenshots_on_postgres() {
+    docs_screenshots(TestDb::postgres(), "docs-postgres", false);
 }
 
 #[test]

@@ -2,7 +2,8 @@
 //! Chromium (`tests/web/money.mjs`: the flows as a person clicks them, and the
 //! pages at a phone's width), and over plain HTTP as a person's browser sends
 //! forms: bank accounts with their
-//! balance snapshots, reports (asked for, made by the worker, downloaded,
+//! balance snapshots, reports (asked for, made by the worker, the list refreshing
+//! itself in the browser, downloaded,
 //! deleted), and deleting a draft invoice or an expense. Each flow checks
 //! what the person sees and what the API then answers; every new form
 //! refuses a post without its CSRF token or from another origin and writes
@@ -10,14 +11,77 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
+use std::{
+    process::{Child, Stdio},
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicBool, Ordering},
+    },
+    time::{Duration, Instant},
+};
 
 use common::{web::*, *};
 use serde_json::{Value, json};
 
+/// `invoicing worker`, started once the browser script creates the file `signal`
+/// (so the page is first seen with its report still waiting), stopped on drop.
+struct WorkerOnSignal {
+    signal: std::path::PathBuf,
+    child: Arc<Mutex<Option<Child>>>,
+    done: Arc<AtomicBool>,
+}
+
+impl WorkerOnSignal {
+    fn new(db: &TestDb) -> Self {
+        let signal = db.dir.path().join("start-the-worker");
+        let child = Arc::new(Mutex::new(None));
+        let done = Arc::new(AtomicBool::new(false));
+        let mut cmd = db.command(&["worker"]);
+        cmd.stdout(Stdio::null()).stderr(Stdio::inherit());
+        let (wait_for, started, stop) = (signal.clone(), child.clone(), done.clone());
+        std::thread::spawn(move || {
+            let deadline = Instant::now() + Duration::from_secs(300);
+            while !stop.load(Ordering::SeqCst) && Instant::now() < deadline {
+                if wait_for.exists() {
+                    let mut slot = started.lock().expect("lock");
+                    // Checked again under the lock: a test that ended meanwhile starts nothing.
+                    if !stop.load(Ordering::SeqCst) {
+                        *slot = Some(cmd.spawn().expect("spawn the worker"));
+                    }
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        });
+        Self {
+            signal,
+            child,
+            done,
+        }
+    }
+}
+
+impl Drop for WorkerOnSignal {
+    fn drop(&mut self) {
+        self.done.store(true, Ordering::SeqCst);
+        if let Some(mut child) = self.child.lock().map(|mut c| c.take()).unwrap_or(None) {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
 fn money_in_a_browser(db: TestDb, name: &str) {
-    let fx = WebFixture::start(&db);
-    fx.run_script("money.mjs", name, json!({}));
+    // No worker in `serve`: the script sees its report waiting, then starts one
+    // and watches the page turn it ready by itself.
+    let fx = WebFixture::start_with(&db, &["--no-worker"], &[]);
+    let worker = WorkerOnSignal::new(&db);
+    fx.run_script(
+        "money.mjs",
+        name,
+        json!({"startWorker": worker.signal.display().to_string()}),
+    );
+    drop(worker);
 }
 
 #[test]

@@ -1,5 +1,6 @@
-// The web app's only script: copy buttons for secrets shown once.
-// Every page works without it; it only saves selecting and copying by hand.
+// The web app's only script: copy buttons for secrets shown once, the line
+// editor's live tax preview, and the reports list that refreshes itself.
+// Every page works without it; it only saves clicks and page loads.
 "use strict";
 document.addEventListener("click", async (event) => {
   const button = event.target.closest("button[data-copy]");
@@ -59,3 +60,31 @@ if (invoiceForm) {
     timer = setTimeout(refresh, 100);
   });
 }
+
+// The reports page: while a report is waiting or being made, the list asks the
+// server again every few seconds and swaps in the fresh one, until none is
+// pending (the fresh list then carries no `data-refresh`). Without this script
+// the list's "Refresh" link does the same with a page load.
+const REFRESH_EVERY_MS = 3000;
+const REFRESH_AT_MOST = 200; // about ten minutes; "Refresh" still works after that
+let refreshes = 0;
+const refreshList = async () => {
+  const list = document.querySelector("[data-refresh]");
+  if (!list || !list.id || refreshes >= REFRESH_AT_MOST) return;
+  refreshes += 1;
+  // Someone working in the list (a focused Delete button) is not disturbed: ask later.
+  if (!list.contains(document.activeElement)) {
+    try {
+      const res = await fetch(list.dataset.refresh, { credentials: "same-origin" });
+      // Signed out or an error page: stop, the page as it is stays usable.
+      if (!res.ok || res.redirected) return;
+      const fresh = new DOMParser().parseFromString(await res.text(), "text/html").getElementById(list.id);
+      if (!fresh) return;
+      list.replaceWith(document.adoptNode(fresh));
+    } catch {
+      // Offline for a moment: try again at the next turn.
+    }
+  }
+  setTimeout(refreshList, REFRESH_EVERY_MS);
+};
+if (document.querySelector("[data-refresh]")) setTimeout(refreshList, REFRESH_EVERY_MS);

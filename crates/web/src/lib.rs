@@ -17,6 +17,7 @@ pub mod client;
 pub mod client_ip;
 pub mod forms;
 pub mod json_view;
+pub mod locale;
 pub mod oauth;
 pub mod oidc;
 pub mod pages;

@@ -471,8 +471,16 @@ impl WebFixture {
 
     /// The same, the server started with these environment variables too.
     pub fn start_with_env(db: &TestDb, env: &[(&str, &str)]) -> Self {
+        Self::start_with(db, &[], env)
+    }
+
+    /// The same, `serve` given these arguments too (`--no-worker`) and these
+    /// environment variables.
+    pub fn start_with(db: &TestDb, args: &[&str], env: &[(&str, &str)]) -> Self {
         let owner = "owner@example.com";
-        let mut cmd = db.command(&["serve", "--bootstrap", "--email", owner]);
+        let mut serve = vec!["serve", "--bootstrap", "--email", owner];
+        serve.extend_from_slice(args);
+        let mut cmd = db.command(&serve);
         cmd.envs(env.iter().copied());
         let server = Server::start_command(cmd);
         let password = admin_password(db, owner);

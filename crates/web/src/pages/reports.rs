@@ -90,6 +90,13 @@ pub async fn list(
     let waiting = rows
         .iter()
         .any(|r| ["queued", "rendering"].contains(&s(r, "status")));
+    // This very page: while a report waits, the script fetches it again every few
+    // seconds and swaps in its list (`data-refresh`); without the script, "Refresh".
+    let here = if lq.cursor.is_empty() {
+        "/reports".to_owned()
+    } else {
+        format!("/reports?cursor={}", enc(&lq.cursor))
+    };
     layout(
         &ctx,
         "Reports",
@@ -109,40 +116,43 @@ pub async fn list(
                 input id="locales" name="locales" type="text" autocomplete="off";
                 div.actions { button.primary type="submit" { "Ask for the report" } }
             }
-            @if rows.is_empty() {
-                p.empty { "No report yet." }
-            } @else {
-                @if waiting {
-                    p.muted role="status" { "Reports are made in the background, usually within a minute; "
-                        a href="/reports" { "reload this page" } " to see where they stand." }
-                }
-                div.scroll { table.reports {
-                    thead { tr { th scope="col" { "Report" } th scope="col" { "Period" } th.wide-only scope="col" { "Language" } th scope="col" { "Status" } th.wide-only scope="col" { "Asked for" } th scope="col" { span.visually-hidden { "Actions" } } } }
-                    tbody {
-                        @for r in &rows {
-                            tr {
-                                td { (kind_label(s(r, "report_type"))) }
-                                td { (period(r)) }
-                                td.wide-only { (s(r, "locale")) }
-                                td { span class=(format!("status {}", s(r, "status"))) { (status_label(s(r, "status"))) }
-                                    @if !s(r, "error").is_empty() { " " span.error-text { (s(r, "error")) } } }
-                                td.wide-only { (when(&r["created_at"])) }
-                                td { div.actions {
-                                    @if s(r, "status") == "ready" {
-                                        a.button href=(format!("/reports/{}/pdf", enc(s(r, "id")))) download { "Download PDF" }
-                                    }
-                                    form method="post" action=(format!("/reports/{}/delete", enc(s(r, "id")))) {
-                                        (ctx.csrf())
-                                        button.danger type="submit" { "Delete report" }
-                                    }
-                                } }
+            div id="report-list" data-refresh=[waiting.then_some(&here)] {
+                @if rows.is_empty() {
+                    p.empty { "No report yet." }
+                } @else {
+                    @if waiting {
+                        p.muted role="status" { "Reports are made in the background, usually within a minute; "
+                            "this list looks again every few seconds. "
+                            a href=(here) { "Refresh" } }
+                    }
+                    div.scroll { table.reports {
+                        thead { tr { th scope="col" { "Report" } th scope="col" { "Period" } th.wide-only scope="col" { "Language" } th scope="col" { "Status" } th.wide-only scope="col" { "Asked for" } th scope="col" { span.visually-hidden { "Actions" } } } }
+                        tbody {
+                            @for r in &rows {
+                                tr {
+                                    td { (kind_label(s(r, "report_type"))) }
+                                    td { (period(r)) }
+                                    td.wide-only { (s(r, "locale")) }
+                                    td { span class=(format!("status {}", s(r, "status"))) { (status_label(s(r, "status"))) }
+                                        @if !s(r, "error").is_empty() { " " span.error-text { (s(r, "error")) } } }
+                                    td.wide-only { (when(&r["created_at"])) }
+                                    td { div.actions {
+                                        @if s(r, "status") == "ready" {
+                                            a.button href=(format!("/reports/{}/pdf", enc(s(r, "id")))) download { "Download PDF" }
+                                        }
+                                        form method="post" action=(format!("/reports/{}/delete", enc(s(r, "id")))) {
+                                            (ctx.csrf())
+                                            button.danger type="submit" { "Delete report" }
+                                        }
+                                    } }
+                                }
                             }
                         }
-                    }
-                } }
-            }
-            @if let Some(c) = next {
-                p { a.button href=(format!("/reports?cursor={}", enc(c))) { "Next page" } }
+                    } }
+                }
+                @if let Some(c) = next {
+                    p { a.button href=(format!("/reports?cursor={}", enc(c))) { "Next page" } }
+                }
             }
         },
     )

@@ -16,6 +16,7 @@ use crate::{
     client::{self, enc},
     forms::Post,
     json_view::{self, Known, describe_action},
+    locale::Local,
     session::{Session, SignedIn, internal},
 };
 
@@ -58,6 +59,8 @@ pub async fn page(State(state): State<WebState>, signed: SignedIn, headers: Head
         Some(p) => p.email.clone(),
         None => "a former member".to_owned(),
     };
+    // Amounts, days and times as the person's language writes them.
+    let local = Local::of(&session.row.language);
     let mut cards = Vec::with_capacity(pending.len());
     for entry in &pending {
         let body = bodies.get(&entry.id).map(String::as_str);
@@ -94,14 +97,14 @@ pub async fn page(State(state): State<WebState>, signed: SignedIn, headers: Head
                             tbody {
                                 @for e in &history {
                                     tr {
-                                        td { (stamp(e.created_at)) }
+                                        td { (local.stamp(e.created_at)) }
                                         td { (describe_action(&e.action)) br; code.small { (e.http_method) " " (e.http_path) } }
                                         td { (who(&e.user_id)) }
                                         td { (source_label(&e.source)) }
                                         td { span class=(format!("status {}", e.status)) { (e.status) } }
                                         td {
                                             @if let Some(r) = &e.reviewed_by { (who(r)) }
-                                            @if let Some(t) = e.reviewed_at { br; span.muted { (stamp(t)) } }
+                                            @if let Some(t) = e.reviewed_at { br; span.muted { (local.stamp(t)) } }
                                         }
                                         td {
                                             @if let Some(err) = &e.error_message { span.error-text { (err) } }
@@ -122,14 +125,6 @@ pub async fn page(State(state): State<WebState>, signed: SignedIn, headers: Head
     )
 }
 
-/// A stored time as the page shows it; a damaged one says so rather than showing 1970.
-fn stamp(micros: i64) -> String {
-    store::from_micros(micros).map_or_else(
-        |_| "(time out of range)".to_owned(),
-        |t| t.format("%Y-%m-%d %H:%M UTC").to_string(),
-    )
-}
-
 fn source_label(source: &str) -> &'static str {
     match source {
         "mcp" => "MCP",
@@ -146,7 +141,10 @@ async fn pending_card(
     who: &str,
 ) -> Markup {
     let body: Option<Value> = raw.and_then(|b| serde_json::from_str(b).ok());
-    let mut known = Known::default();
+    let mut known = Known {
+        local: Local::of(&session.row.language),
+        ..Known::default()
+    };
     let mut target = None;
     // Names for the ids the request mentions, and the currency its amounts are in.
     if let Some(b) = &body {
@@ -206,7 +204,7 @@ async fn pending_card(
         article.card.pending id=(format!("entry-{}", e.id)) {
             h3 { (describe_action(&e.action)) }
             p.meta {
-                "Asked by " strong { (who) } " · " (stamp(e.created_at)) " · through " (source_label(&e.source))
+                "Asked by " strong { (who) } " · " (known.local.stamp(e.created_at)) " · through " (source_label(&e.source))
             }
             @if let Some(t) = sentence { p.sentence { (t) "." } }
             @if let Some(t) = target { div.target { h4 { "Now" } (t) } }

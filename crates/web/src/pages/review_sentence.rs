@@ -11,7 +11,7 @@ use super::s;
 use crate::{
     WebState,
     client::{self, enc},
-    json_view::{Known, money},
+    json_view::Known,
     session::Session,
 };
 
@@ -88,7 +88,7 @@ pub async fn sentence(
             let amount = b["amount_minor"].as_i64();
             Some(html! {
                 "Record a payment"
-                @if let (Some(a), Some(c)) = (amount, &known.currency) { " of " strong { (money(a, c)) } }
+                @if let (Some(a), Some(c)) = (amount, &known.currency) { " of " strong { (known.local.money(a, c)) } }
                 " on an invoice"
             })
         }
@@ -132,7 +132,11 @@ async fn total_of(state: &WebState, session: &Session, b: &Value, known: &Known)
             }
         },
     };
-    Some(money(answer.json()["total"].as_i64()?, &currency))
+    Some(
+        known
+            .local
+            .money(answer.json()["total"].as_i64()?, &currency),
+    )
 }
 
 /// Where the result of an approved request is seen, by the path it was sent to.
