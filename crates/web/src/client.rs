@@ -120,3 +120,29 @@ pub fn enc(s: &str) -> String {
         })
         .collect()
 }
+
+/// One page of an API list: its rows and the cursor of the next page, if there is one.
+pub struct ListPage {
+    pub rows: Vec<Value>,
+    pub next: Option<String>,
+}
+
+/// `GET path` (a list path with its `limit` and filters), at `cursor` when one is given:
+/// the list pages' one way to read a page of rows. A refusal is the error page.
+pub async fn list_page(
+    state: &WebState,
+    session: &Session,
+    path: &str,
+    cursor: &str,
+) -> Result<ListPage, Response> {
+    let path = if cursor.is_empty() {
+        path.to_owned()
+    } else {
+        format!("{path}&cursor={}", enc(cursor))
+    };
+    let page = get_json(state, session, &path).await?;
+    Ok(ListPage {
+        rows: page["data"].as_array().cloned().unwrap_or_default(),
+        next: page["next_cursor"].as_str().map(str::to_owned),
+    })
+}

@@ -72,16 +72,14 @@ pub async fn list(
     Query(lq): Query<ListQuery>,
 ) -> Response {
     let ctx = Ctx::new(&state, &signed, &headers, "bank-accounts").await;
-    let mut path = "/v1/bank-accounts?limit=50".to_owned();
-    if !lq.cursor.is_empty() {
-        path.push_str(&format!("&cursor={}", enc(&lq.cursor)));
-    }
-    let page = match client::get_json(&state, &signed.0, &path).await {
+    let page = match client::list_page(&state, &signed.0, "/v1/bank-accounts?limit=50", &lq.cursor)
+        .await
+    {
         Ok(p) => p,
         Err(resp) => return resp,
     };
-    let rows = page["data"].as_array().cloned().unwrap_or_default();
-    let next = page["next_cursor"].as_str();
+    let rows = page.rows;
+    let next = page.next.as_deref();
     layout(
         &ctx,
         "Bank accounts",

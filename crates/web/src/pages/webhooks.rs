@@ -263,16 +263,19 @@ async fn endpoint_page(
         Ok(e) => e,
         Err(resp) => return resp,
     };
-    let mut path = format!("/v1/webhooks/{}/deliveries?limit=20", enc(id));
-    if !cursor.is_empty() {
-        path.push_str(&format!("&cursor={}", enc(cursor)));
-    }
-    let log = match client::get_json(ctx.state, ctx.session, &path).await {
-        Ok(l) => l,
+    let log = match client::list_page(
+        ctx.state,
+        ctx.session,
+        &format!("/v1/webhooks/{}/deliveries?limit=20", enc(id)),
+        cursor,
+    )
+    .await
+    {
+        Ok(p) => p,
         Err(resp) => return resp,
     };
-    let deliveries = log["data"].as_array().cloned().unwrap_or_default();
-    let next = log["next_cursor"].as_str();
+    let deliveries = log.rows;
+    let next = log.next.as_deref();
     let page = page_of(id);
     let stored = values_of(&e);
     let values = values.unwrap_or(&stored);
