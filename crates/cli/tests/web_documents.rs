@@ -923,3 +923,94 @@ fn web_placeholder_values_written_on_documents_on_sqlite() {
 fn web_placeholder_values_written_on_documents_on_postgres() {
     placeholder_values(TestDb::postgres());
 }
+
+/// A company with more customers than the document form's picker lists: the form offers
+/// a search, a customer found by it can be chosen, and a draft's customer outside the
+/// first 500 is still its selected option when the draft is edited.
+fn customer_search(db: TestDb) {
+    let fx = WebFixture::start(&db);
+    let server = &fx.server;
+    let (mut b, csrf) = signed_in(&fx);
+    // Created first, so the newest-first list's 500 are all fillers.
+    let target = api(
+        server,
+        "POST",
+        "/v1/entities",
+        Some(json!({"name": "Zeta Kunde GmbH", "type": "DE:GmbH", "vies_vat_id": "DE811907980",
+            "address": {"lines": ["Hauptstraße 1"], "zipcode": "10115", "city": "Berlin", "country": "DE"}})),
+    )["id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    for i in 0..500 {
+        api(
+            server,
+            "POST",
+            "/v1/entities",
+            Some(
+                json!({"name": format!("Filler {i:03}"), "type": "DE:GmbH", "address": {"country": "DE"}}),
+            ),
+        );
+    }
+    let form = b.get("/invoices/new");
+    assert_eq!(form.status, 200);
+    assert!(!form.body.contains("Zeta Kunde"), "not among the first 500");
+    assert!(form.body.contains("Find a customer"), "{}", form.body);
+
+    let found = b.post(
+        "/invoices/new",
+        &[
+            ("csrf", csrf.as_str()),
+            ("action", "find"),
+            ("customer_q", "zeta"),
+            ("concept_0", "Design"),
+            ("price_0", "100"),
+        ],
+        None,
+    );
+    assert_eq!(found.status, 200, "{}", found.body);
+    assert!(
+        found.body.contains(&format!("value=\"{target}\"")),
+        "{}",
+        found.body
+    );
+    assert!(!found.body.contains("Filler 001"), "only the matches");
+    assert!(
+        found.body.contains("value=\"Design\""),
+        "the lines typed stay"
+    );
+
+    let created = b.post(
+        "/invoices/new",
+        &[
+            ("csrf", csrf.as_str()),
+            ("customer_q", "zeta"),
+            ("recipient_id", target.as_str()),
+            ("supply_type", "services"),
+            ("concept_0", "Design"),
+            ("price_0", "100"),
+        ],
+        None,
+    );
+    let page = landed(&mut b, &created);
+    assert_eq!(flash(&page), "Draft created.");
+    let id = created.location.rsplit('/').next().expect("id").to_owned();
+    let stored = api(server, "GET", &format!("/v1/invoices/{id}"), None);
+    assert_eq!(stored["recipient_id"], target.as_str());
+    let edit = b.get(&format!("/invoices/{id}/edit"));
+    assert!(
+        edit.body.contains(&format!("value=\"{target}\" selected")),
+        "the draft's customer stays chosen: {}",
+        edit.body
+    );
+}
+
+#[test]
+fn web_customers_beyond_the_picker_are_found_on_sqlite() {
+    customer_search(TestDb::sqlite());
+}
+
+#[test]
+fn web_customers_beyond_the_picker_are_found_on_postgres() {
+    customer_search(TestDb::postgres());
+}

@@ -31,6 +31,9 @@ use crate::{
 /// Most lines one form takes.
 const MAX_LINES: usize = 200;
 
+/// Most customers the form's picker lists at once (more are found with its search).
+const MAX_PICKED: usize = 500;
+
 /// An optional text or date field: (API field, label, input type).
 pub type Detail = (&'static str, &'static str, &'static str);
 
@@ -381,6 +384,7 @@ pub async fn submit(
     };
     match post.field("action") {
         "add_line" => return page(&ctx, kind, title, &action, &draft, 2, None).await,
+        "find" => return page(&ctx, kind, title, &action, &draft, 0, None).await,
         "preview" => {
             let preview = preview(state, &post.session, &draft).await;
             return page(&ctx, kind, title, &action, &draft, 1, Some(preview)).await;
@@ -501,10 +505,34 @@ async fn page(
     extra: usize,
     preview: Option<Markup>,
 ) -> Response {
-    let customers = client::get_json(ctx.state, ctx.session, "/v1/entities?limit=500")
-        .await
+    // The first 500 customers, or those matching what the person searched for; a company
+    // with more is offered the search. The chosen customer is always an option.
+    let q = draft.get("customer_q");
+    let listed = client::get_json(
+        ctx.state,
+        ctx.session,
+        &format!("/v1/entities?limit={MAX_PICKED}&q={}", enc(q)),
+    )
+    .await
+    .ok();
+    let more = listed
+        .as_ref()
+        .is_some_and(|p| p["next_cursor"].as_str().is_some());
+    let mut customers = listed
         .map(|p| p["data"].as_array().cloned().unwrap_or_default())
         .unwrap_or_default();
+    let chosen = draft.get("recipient_id");
+    if !chosen.is_empty()
+        && !customers.iter().any(|c| s(c, "id") == chosen)
+        && let Ok(c) = client::get_json(
+            ctx.state,
+            ctx.session,
+            &format!("/v1/entities/{}", enc(chosen)),
+        )
+        .await
+    {
+        customers.insert(0, c);
+    }
     let placeholders = client::get_json(ctx.state, ctx.session, "/v1/company")
         .await
         .map(|c| {
@@ -517,17 +545,25 @@ async fn page(
     let mut lines = draft.lines.clone();
     lines.extend(std::iter::repeat_n(LineIn::default(), extra));
     lines.truncate(MAX_LINES);
-    let chosen = draft.get("recipient_id");
     let supply = draft.get("supply_type");
     layout(
         ctx,
         title,
         html! {
-            @if customers.is_empty() {
+            @if customers.is_empty() && q.is_empty() {
                 p.notice { "You have no customer yet. " a href="/entities/new" { "Add your first customer" } " first." }
             }
             form.card.invoice-form method="post" action=(action) data-preview="/invoices/preview" {
                 (ctx.csrf())
+                @if more || !q.is_empty() {
+                    label for="customer_q" { "Find a customer (name or tax id)" }
+                    div.choice {
+                        input id="customer_q" name="customer_q" type="search" value=(q);
+                        button type="submit" name="action" value="find" formnovalidate { "Find" }
+                    }
+                    @if customers.is_empty() { p.muted { "No customer matches “" (q) "”." } }
+                    @if more { p.muted { "The list shows the first " (MAX_PICKED) (if q.is_empty() { "" } else { " that match" }) "; search to find others." } }
+                }
                 label for="recipient_id" { "Customer" }
                 select id="recipient_id" name="recipient_id" required {
                     option value="" { "Choose…" }
