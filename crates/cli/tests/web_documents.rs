@@ -1014,3 +1014,83 @@ fn web_customers_beyond_the_picker_are_found_on_sqlite() {
 fn web_customers_beyond_the_picker_are_found_on_postgres() {
     customer_search(TestDb::postgres());
 }
+
+/// A recurring invoice's page lists the invoices it made, each linked (the worker makes
+/// the first period's draft on its next pass).
+fn recurring_made(db: TestDb) {
+    let fx = WebFixture::start_with_env(&db, &[("INVOICING_SCHEDULE_SECONDS", "1")]);
+    let server = &fx.server;
+    let (mut b, _) = signed_in(&fx);
+    let cust = customer(server);
+    let today = today_utc();
+    // Paused at first, so the page is seen before anything is made.
+    let r = api(
+        server,
+        "POST",
+        "/v1/recurring-invoices",
+        Some(
+            json!({"recipient_id": cust, "lines": [{"concept": "Hosting", "unit_price": 5900}],
+            "frequency": "monthly", "start_date": today, "status": "paused"}),
+        ),
+    );
+    let id = r["id"].as_str().expect("id").to_owned();
+    let before = b.get(&format!("/recurring/{id}"));
+    assert!(before.body.contains("Invoices it made"), "{}", before.body);
+    assert!(before.body.contains("None yet."), "{}", before.body);
+    api(
+        server,
+        "PATCH",
+        &format!("/v1/recurring-invoices/{id}"),
+        Some(json!({"status": "active", "start_date": today})),
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let made = loop {
+        let list = api(
+            server,
+            "GET",
+            &format!("/v1/invoices?recurring_invoice_id={id}"),
+            None,
+        );
+        if let Some(first) = list["data"].as_array().and_then(|d| d.first()) {
+            break first["id"].as_str().expect("id").to_owned();
+        }
+        assert!(Instant::now() < deadline, "the worker made no draft");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let after = b.get(&format!("/recurring/{id}"));
+    assert!(
+        after.body.contains(&format!("href=\"/invoices/{made}\"")),
+        "{}",
+        after.body
+    );
+    assert!(!after.body.contains("None yet."), "{}", after.body);
+    assert!(after.body.contains("status draft"), "{}", after.body);
+}
+
+/// Today's date (UTC) as `YYYY-MM-DD`, from the system clock (days to a civil date).
+fn today_utc() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("after 1970")
+        .as_secs();
+    let z = (secs / 86_400) as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+#[test]
+fn web_recurring_invoice_lists_what_it_made_on_sqlite() {
+    recurring_made(TestDb::sqlite());
+}
+
+#[test]
+fn web_recurring_invoice_lists_what_it_made_on_postgres() {
+    recurring_made(TestDb::postgres());
+}

@@ -29,6 +29,9 @@ use crate::{
     session::{Session, SignedIn},
 };
 
+/// Invoices a recurring invoice's page lists of those it made.
+const MADE_SHOWN: usize = 20;
+
 /// Optional fields each period's draft gets (no due date: each takes it from
 /// the payment terms when issued; no delivery day or period: they would be
 /// the same on every invoice).
@@ -414,6 +417,23 @@ pub async fn detail(
         document_form::currency_of(&state, &signed.0, s(&r, "currency_code"), recipient_id).await;
     let status = s(&r, "status");
     let page = page_of(&id);
+    // The invoices it made, newest first (the API keeps the link on each draft).
+    let made = client::get_json(
+        &state,
+        &signed.0,
+        &format!(
+            "/v1/invoices?recurring_invoice_id={}&limit={MADE_SHOWN}",
+            enc(&id)
+        ),
+    )
+    .await
+    .ok();
+    let more_made = made
+        .as_ref()
+        .is_some_and(|p| p["next_cursor"].as_str().is_some());
+    let made = made
+        .map(|p| p["data"].as_array().cloned().unwrap_or_default())
+        .unwrap_or_default();
     let yes_no = |k: &str| {
         if r[k].as_bool() == Some(true) {
             "Yes"
@@ -444,6 +464,29 @@ pub async fn detail(
             }
             h2 { "Lines of each invoice" }
             (document_form::lines_table(&r, &currency))
+            h2 { "Invoices it made" }
+            @if made.is_empty() {
+                p.empty { "None yet." }
+            } @else {
+                div.scroll { table.made {
+                    thead { tr { th scope="col" { "Invoice" } th scope="col" { "Status" } th.wide-only scope="col" { "Made" } th.num scope="col" { "Total" } } }
+                    tbody {
+                        @for i in &made {
+                            tr {
+                                td { a href=(format!("/invoices/{}", enc(s(i, "id")))) {
+                                    @if s(i, "reference").is_empty() { "Draft" } @else { (s(i, "reference")) }
+                                } }
+                                td { span class=(format!("status {}", s(i, "status"))) { (s(i, "status")) } }
+                                td.wide-only { (when(&i["created_at"])) }
+                                td.num { (money(i["total"].as_i64().unwrap_or(0), s(i, "currency_code"))) }
+                            }
+                        }
+                    }
+                } }
+                @if more_made {
+                    p.muted { "The latest " (MADE_SHOWN) " are shown; the others are in " a href="/invoices" { "Invoices" } "." }
+                }
+            }
             div.actions {
                 a.button href=(format!("{page}/edit")) { "Edit recurring invoice" }
                 @if status == "active" {
