@@ -318,23 +318,7 @@ fn review_page_shows_large_bodies_by_size(db: TestDb) {
 
 /// Signs `email` in with the password `admin password` sets and replaces it.
 fn signed_in_as(server: &Server, db: &TestDb, email: &str) -> Browser {
-    let mut b = Browser::new(&server.base);
-    let password = admin_password(db, email);
-    assert_eq!(b.sign_in(email, &password).status, 303);
-    let csrf = Browser::csrf(&b.get("/password"));
-    let new_password = "a long and new passphrase";
-    let changed = b.post(
-        "/password",
-        &[
-            ("csrf", &csrf),
-            ("current", &password),
-            ("new", new_password),
-            ("confirm", new_password),
-        ],
-        None,
-    );
-    assert_eq!(changed.status, 303, "{}", changed.body);
-    b
+    common::web::signed_in_with(server, email, &admin_password(db, email))
 }
 
 /// Issue #33: the review queue writes amounts, days and times as the reader's

@@ -12,25 +12,30 @@ use super::{
 
 /// Signs in and replaces the generated password; returns the page's CSRF token.
 pub fn signed_in(fx: &WebFixture) -> (Browser, String) {
-    let mut b = Browser::new(&fx.server.base);
-    let password = fx.password.clone();
-    assert_eq!(b.sign_in(fx.owner, &password).status, 303);
-    let form = b.get("/password");
-    let csrf = Browser::csrf(&form);
+    let mut b = signed_in_with(&fx.server, fx.owner, &fx.password);
+    let csrf = Browser::csrf(&b.get("/bank-accounts"));
+    (b, csrf)
+}
+
+/// Signs `email` in with its generated `password` and replaces it, as a person's first
+/// sign-in must.
+pub fn signed_in_with(server: &Server, email: &str, password: &str) -> Browser {
+    let mut b = Browser::new(&server.base);
+    assert_eq!(b.sign_in(email, password).status, 303);
+    let csrf = Browser::csrf(&b.get("/password"));
     let new_password = "a long and new passphrase";
     let changed = b.post(
         "/password",
         &[
             ("csrf", &csrf),
-            ("current", &password),
+            ("current", password),
             ("new", new_password),
             ("confirm", new_password),
         ],
         None,
     );
     assert_eq!(changed.status, 303, "{}", changed.body);
-    let csrf = Browser::csrf(&b.get("/bank-accounts"));
-    (b, csrf)
+    b
 }
 
 /// Follows a form's redirect: the page the person lands on, with its flash message.
