@@ -25,9 +25,9 @@ use std::time::Instant;
 use einvoice::Format;
 use serde_json::json;
 
-/// The service's allocator (see `crates/cli/src/main.rs`).
+/// The service's allocator tuned as in the server (see `crates/cli/src/main.rs`).
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: allocator::MiMalloc = allocator::MiMalloc;
 
 const WARMUP: usize = 20;
 
@@ -81,6 +81,7 @@ fn summary(mut times: Vec<f64>) -> (f64, f64) {
 }
 
 fn main() -> anyhow::Result<()> {
+    allocator::tune();
     let args: Vec<String> = std::env::args().collect();
     let base = document::samples::domestic_multirate();
     if let Some(i) = args.iter().position(|a| a == "--dump-dir") {

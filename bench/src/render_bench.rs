@@ -26,10 +26,10 @@ use std::time::Instant;
 use render::{BankAccount, InvoiceDocument};
 use serde_json::json;
 
-/// The service's allocator (see `crates/cli/src/main.rs`), so renders cost here what they
+/// The service's allocator tuned as in the server (see `crates/cli/src/main.rs`), so renders cost here what they
 /// cost in the server.
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: allocator::MiMalloc = allocator::MiMalloc;
 
 fn arg(args: &[String], name: &str) -> Option<String> {
     args.iter()
@@ -127,6 +127,7 @@ fn measure(
 }
 
 fn main() -> anyhow::Result<()> {
+    allocator::tune();
     let args: Vec<String> = std::env::args().collect();
     let (one, long) = (one_page(), lines_500());
     if let Some(file) = arg(&args, "--dump-json") {

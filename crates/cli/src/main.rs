@@ -16,9 +16,10 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 
 /// mimalloc returns freed memory to the system and keeps allocation cheap across the
-/// runtime's threads; measured against glibc malloc in docs/PERFORMANCE.md.
+/// runtime's threads; measured against glibc malloc in docs/PERFORMANCE.md. Tuned first
+/// thing in `main` ([`allocator::tune`]).
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: allocator::MiMalloc = allocator::MiMalloc;
 
 /// Multi-company invoicing service.
 #[derive(Debug, Parser)]
@@ -74,6 +75,8 @@ enum Command {
 }
 
 fn main() -> std::process::ExitCode {
+    // Before any other thread exists: freed render memory goes back within milliseconds.
+    allocator::tune();
     let cli = Cli::parse();
     // The data directory holds every company's books, the link-signing key and mails with
     // generated passwords: whatever this process creates (the database and its `-wal` and
