@@ -214,6 +214,9 @@ struct Expected {
     corrected: i64,
     /// Due dates of ordinary invoices not fully paid.
     unpaid_due: Vec<i64>,
+    /// Due dates of ordinary invoices paid in part (past it, they count as overdue, not as
+    /// partially paid).
+    partly_paid_due: Vec<i64>,
 }
 
 fn month_key(micros: i64) -> String {
@@ -611,6 +614,9 @@ async fn write_invoices(
                 f.paid += 1;
             } else if paid_minor > 0 {
                 f.partially_paid += 1;
+                if let Some(d) = due_date {
+                    f.partly_paid_due.push(d);
+                }
             }
             if paid_minor < total
                 && let Some(d) = due_date
@@ -799,6 +805,16 @@ fn check_dashboard(
         .iter()
         .filter(|d| **d < now.timestamp_micros())
         .count();
+    // The dashboard counts a partly paid invoice past its due date as overdue only, and the
+    // ordinary invoices neither paid, partly paid nor overdue as unpaid.
+    let partially_paid = e.partially_paid
+        - i64::try_from(
+            e.partly_paid_due
+                .iter()
+                .filter(|d| **d < now.timestamp_micros())
+                .count(),
+        )?;
+    let unpaid = e.issued - e.paid - partially_paid - i64::try_from(overdue)?;
     let checks = [
         (
             "revenue_total",
@@ -820,7 +836,7 @@ fn check_dashboard(
         (
             "invoice_counts",
             d["invoice_counts"].clone(),
-            json!({"draft": 0, "issued": e.issued, "paid": e.paid, "partially_paid": e.partially_paid,
+            json!({"draft": 0, "issued": e.issued, "unpaid": unpaid, "paid": e.paid, "partially_paid": partially_paid,
                    "overdue": overdue, "corrected": e.corrected, "corrective": e.corrective}),
         ),
     ];
