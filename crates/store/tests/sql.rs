@@ -344,6 +344,27 @@ both_engines!(a_draft_is_read_through_its_primary_key, |t| {
     assert!(by_key, "the draft is found by its primary key:\n{p}");
 });
 
+// Every start looks for issued invoices without a document (the backfill of invoices issued
+// before documents existed) through the partial index that holds only those, never by
+// reading the whole invoices table (1.46 s at a million invoices on SQLite).
+both_engines!(
+    the_start_finds_invoices_without_a_document_through_their_index,
+    |t| {
+        let p = plan(
+            &t.db,
+            &format!(
+                "SELECT id FROM invoices WHERE {} ORDER BY id LIMIT 100",
+                store::invoices::WITHOUT_DOCUMENT.replace("$1", "'i'")
+            ),
+        )
+        .await;
+        assert!(
+            p.contains("invoices_without_document"),
+            "the lookup uses invoices_without_document:\n{p}"
+        );
+    }
+);
+
 /// A user who is an active member of `company` (for OAuth grants).
 async fn member(db: &Db, company: &str) -> String {
     let id = uuid::Uuid::new_v4().to_string();
