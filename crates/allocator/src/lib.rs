@@ -14,6 +14,8 @@
 //! calls below can allow it): setting an option is a C call. [`tune`] must run first in
 //! `main`, before any other thread exists (mimalloc's options are not thread safe).
 
+#![cfg_attr(not(test), deny(clippy::unwrap_used))]
+
 use std::ffi::{c_int, c_long};
 
 pub use mimalloc::MiMalloc;
