@@ -15,9 +15,10 @@
 //! batches that lock the same rows can deadlock, so a lock that orders writers (a counter
 //! row) is taken by a statement of its own before the batch.
 
+use futures::TryStreamExt;
 use sqlx::{
-    AnyConnection, Arguments, AssertSqlSafe, Encode, Type,
-    any::{Any, AnyArguments},
+    AnyConnection, Arguments, AssertSqlSafe, Either, Encode, Type,
+    any::{Any, AnyArguments, AnyRow},
 };
 
 /// Statements and their arguments, sent by [`Batch::execute`].
@@ -123,6 +124,78 @@ impl Batch {
         let postgres = conn.backend_name().eq_ignore_ascii_case("postgresql");
         Ok(Some((join(&self.statements, postgres), self.args)))
     }
+}
+
+/// Several reads sent together, each answering its own rows: on SQLite one hand-off to the
+/// connection's thread (the statements of one query string, whose rows come back one
+/// statement after another); on PostgreSQL, which prepares one statement at a time, one
+/// round trip each, as separate reads would be. Every statement may use any of the shared
+/// text parameters `$1..$n` of `params`, bound once.
+///
+/// For reads that only need their parameters, not each other's answers: the draft, its
+/// company and its recipient of an issue, say.
+pub async fn read_each(
+    conn: &mut AnyConnection,
+    statements: &[&str],
+    params: &[&str],
+) -> sqlx::Result<Vec<Vec<AnyRow>>> {
+    let bound = || {
+        let mut args = AnyArguments::default();
+        for p in params {
+            args.add(*p).map_err(sqlx::Error::Encode)?;
+        }
+        Ok::<_, sqlx::Error>(args)
+    };
+    if conn.backend_name().eq_ignore_ascii_case("postgresql") {
+        let mut out = Vec::with_capacity(statements.len());
+        for sql in statements {
+            // Up to the highest parameter the statement names: PostgreSQL refuses values
+            // past the statement's own parameters.
+            let used = highest_param(sql);
+            let mut args = AnyArguments::default();
+            for p in params.iter().take(used) {
+                args.add(*p).map_err(sqlx::Error::Encode)?;
+            }
+            out.push(
+                sqlx::query_with(AssertSqlSafe(sql.to_string()), args)
+                    .fetch_all(&mut *conn)
+                    .await?,
+            );
+        }
+        return Ok(out);
+    }
+    let sql = statements.join(";\n");
+    let mut out: Vec<Vec<AnyRow>> = vec![Vec::new()];
+    // `fetch_many` is deprecated because only SQLite runs several statements of one query
+    // string, which is exactly what is used here (as `Batch` does through `fetch_all`); it is
+    // the one way to see where each statement's rows end.
+    #[allow(deprecated)]
+    let mut results = sqlx::query_with(AssertSqlSafe(sql), bound()?).fetch_many(&mut *conn);
+    while let Some(item) = results.try_next().await? {
+        match item {
+            Either::Right(row) => {
+                if let Some(rows) = out.last_mut() {
+                    rows.push(row);
+                }
+            }
+            // The end of one statement's rows.
+            Either::Left(_) => out.push(Vec::new()),
+        }
+    }
+    out.truncate(statements.len());
+    if out.len() != statements.len() {
+        return Err(sqlx::Error::Protocol(format!(
+            "{} reads answered {} results",
+            statements.len(),
+            out.len()
+        )));
+    }
+    Ok(out)
+}
+
+/// The highest `$n` a statement names.
+fn highest_param(sql: &str) -> usize {
+    renumber(sql, 0).1
 }
 
 /// One query string: `a; b; c` (SQLite) or `WITH w1 AS (a), w2 AS (b) c` (PostgreSQL).

@@ -59,12 +59,15 @@ pub async fn get(
     conn: &mut AnyConnection,
     company_id: &crate::CompanyId,
 ) -> sqlx::Result<Option<CompanyRow>> {
-    sqlx::query_as::<_, CompanyRow>(sqlx::AssertSqlSafe(format!(
-        "SELECT {COLUMNS} FROM companies WHERE id = $1"
-    )))
-    .bind(company_id)
-    .fetch_optional(conn)
-    .await
+    sqlx::query_as::<_, CompanyRow>(sqlx::AssertSqlSafe(get_sql()))
+        .bind(company_id)
+        .fetch_optional(conn)
+        .await
+}
+
+/// The read of [`get`]: the company `$1`.
+pub(crate) fn get_sql() -> String {
+    format!("SELECT {COLUMNS} FROM companies WHERE id = $1")
 }
 
 /// A company with what decides whether `user_id` may issue for it, read in one query.
@@ -86,7 +89,16 @@ pub async fn for_issuing(
     company_id: &crate::CompanyId,
     user_id: &str,
 ) -> sqlx::Result<Option<IssuingCompany>> {
-    sqlx::query_as::<_, IssuingCompany>(sqlx::AssertSqlSafe(format!(
+    sqlx::query_as::<_, IssuingCompany>(sqlx::AssertSqlSafe(issuing_sql()))
+        .bind(company_id)
+        .bind(user_id)
+        .fetch_optional(conn)
+        .await
+}
+
+/// The read of [`for_issuing`]: the company `$1` for the user `$2`.
+pub(crate) fn issuing_sql() -> String {
+    format!(
         "SELECT {COLUMNS}, \
          (SELECT COUNT(*) FROM legal_documents d WHERE d.is_current = 1 AND NOT EXISTS \
           (SELECT 1 FROM agreement_acceptances a WHERE a.document_id = d.id AND a.user_id = $2)) \
@@ -94,11 +106,7 @@ pub async fn for_issuing(
          COALESCE((SELECT v.in_effect FROM verifactu_authorizations v WHERE v.company_id = $1), 0) \
           AS verifactu_in_effect \
          FROM companies WHERE id = $1"
-    )))
-    .bind(company_id)
-    .bind(user_id)
-    .fetch_optional(conn)
-    .await
+    )
 }
 
 /// The company's legal form (`ES:SL`, `IE:LTD`...), `None` inside when it has none

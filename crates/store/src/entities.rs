@@ -102,6 +102,36 @@ pub async fn get(
     .await
 }
 
+/// The read of the recipient of the company's invoice, the company and the invoice given as
+/// parameters (`$1`, `$3`...), for [`crate::batch::read_each`].
+pub(crate) fn recipient_of_invoice_sql(company: &str, invoice: &str) -> String {
+    format!(
+        "SELECT {COLUMNS} FROM entities WHERE company_id = {company} AND id = \
+         (SELECT recipient_id FROM invoices WHERE company_id = {company} AND id = {invoice})"
+    )
+}
+
+/// The company's entity `id` and the company, together (one hand-off on SQLite, see
+/// [`crate::batch::read_each`]); each `None` when there is none.
+pub async fn with_company(
+    conn: &mut AnyConnection,
+    company_id: &crate::CompanyId,
+    id: &str,
+) -> sqlx::Result<(Option<crate::companies::CompanyRow>, Option<EntityRow>)> {
+    use sqlx::FromRow;
+    let company = crate::companies::get_sql();
+    let entity = format!("SELECT {COLUMNS} FROM entities WHERE company_id = $1 AND id = $2");
+    let answers =
+        crate::batch::read_each(conn, &[&company, &entity], &[company_id.as_str(), id]).await?;
+    let first = |i: usize| answers.get(i).and_then(|rows| rows.first());
+    Ok((
+        first(0)
+            .map(crate::companies::CompanyRow::from_row)
+            .transpose()?,
+        first(1).map(EntityRow::from_row).transpose()?,
+    ))
+}
+
 /// The company's oldest entity whose VAT id or tax id is `vat_id` (compared with either),
 /// or whose tax id is `tax_id`; ids are compared without spaces, dots and dashes, in
 /// upper case. Give them normalised the same way ([`normalize_id`]).

@@ -474,6 +474,46 @@ pub async fn get(
     .await
 }
 
+/// What issuing the invoice `id` of the company reads first, together (one hand-off on
+/// SQLite, see [`crate::batch::read_each`]): the invoice, the company with what decides
+/// whether `user_id` may issue for it ([`crate::companies::for_issuing`]), and the invoice's
+/// recipient. Each is `None` when there is none.
+pub async fn for_issue(
+    conn: &mut AnyConnection,
+    company_id: &crate::CompanyId,
+    id: &crate::InvoiceId,
+    user_id: &str,
+) -> sqlx::Result<ForIssue> {
+    use sqlx::FromRow;
+    // $1 the company, $2 the user (as `for_issuing` numbers them), $3 the invoice.
+    let invoice = format!("SELECT {COLUMNS} FROM invoices WHERE company_id = $1 AND id = $3");
+    let company = crate::companies::issuing_sql();
+    let recipient = crate::entities::recipient_of_invoice_sql("$1", "$3");
+    let answers = crate::batch::read_each(
+        conn,
+        &[&invoice, &company, &recipient],
+        &[company_id.as_str(), user_id, id.as_str()],
+    )
+    .await?;
+    let first = |i: usize| answers.get(i).and_then(|rows| rows.first());
+    Ok(ForIssue {
+        invoice: first(0).map(InvoiceRow::from_row).transpose()?,
+        company: first(1)
+            .map(crate::companies::IssuingCompany::from_row)
+            .transpose()?,
+        recipient: first(2)
+            .map(crate::entities::EntityRow::from_row)
+            .transpose()?,
+    })
+}
+
+/// The answers of [`for_issue`].
+pub struct ForIssue {
+    pub invoice: Option<InvoiceRow>,
+    pub company: Option<crate::companies::IssuingCompany>,
+    pub recipient: Option<crate::entities::EntityRow>,
+}
+
 /// Takes a draft to issue it: the draft, if it still is one, with its row locked until
 /// the transaction ends (`None` if there is no such draft).
 ///

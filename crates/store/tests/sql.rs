@@ -499,3 +499,47 @@ async fn loopback_postgres_is_reached_without_tls() {
     t.drop_db().await;
     assert!(!ssl, "the pool's connection to 127.0.0.1 uses TLS");
 }
+
+// The reads before an issue, sent together: the invoice, its company and its recipient,
+// each read as alone; a missing invoice answers nothing for it and its recipient.
+both_engines!(reads_sent_together_answer_each_read, |t| {
+    let answers = {
+        let mut conn = t.db.pool().acquire().await.expect("connection");
+        store::batch::read_each(
+            &mut conn,
+            &[
+                "SELECT $1 AS a",
+                "SELECT x FROM (SELECT 1 AS x UNION ALL SELECT 2) AS t WHERE $2 = $2 ORDER BY x",
+                "SELECT 1 AS nothing WHERE $1 = 'no'",
+                "SELECT $3 AS c, $1 AS a",
+            ],
+            &["one", "two", "three"],
+        )
+        .await
+        .expect("reads")
+    };
+    let text = |row: &sqlx::any::AnyRow, column: &str| -> String {
+        sqlx::Row::try_get(row, column).expect("a text column")
+    };
+    assert_eq!(answers.len(), 4);
+    assert_eq!(answers[0].len(), 1);
+    assert_eq!(text(&answers[0][0], "a"), "one");
+    assert_eq!(answers[1].len(), 2, "every row of the second read");
+    assert!(answers[2].is_empty(), "no row for the third");
+    assert_eq!(text(&answers[3][0], "c"), "three");
+    assert_eq!(text(&answers[3][0], "a"), "one");
+
+    let company = t.company().await;
+    let mut conn = t.db.pool().acquire().await.expect("connection");
+    let found = store::invoices::for_issue(
+        &mut conn,
+        &company,
+        &store::InvoiceId::generate(),
+        "no-such-user",
+    )
+    .await
+    .expect("the reads of an issue");
+    assert!(found.invoice.is_none() && found.recipient.is_none());
+    let issuing = found.company.expect("the company");
+    assert_eq!(issuing.company.id, company);
+});

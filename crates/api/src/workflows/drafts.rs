@@ -199,7 +199,11 @@ pub async fn priced_draft(
     origin: store::invoices::Origin,
     series: store::invoices::Series,
 ) -> AppResult<store::invoices::InvoiceRow> {
-    let company = company(conn, company_id).await?;
+    // The company and the recipient in one read.
+    let (company, recipient) =
+        store::entities::with_company(conn, company_id, &req.recipient_id).await?;
+    let company = company.ok_or_else(|| AppError::not_found("company"))?;
+    let recipient = recipient.ok_or_else(|| build::no_such_recipient(&req.recipient_id))?;
     let bank_accounts =
         crate::routes::bank_accounts::snapshot_for_invoice(conn, company_id, &req.bank_account_ids)
             .await?;
@@ -212,9 +216,9 @@ pub async fn priced_draft(
         period_end: req.period_end,
         notes: req.notes,
     };
-    let built = build::build(
-        conn,
+    let built = build::build_for(
         &company,
+        recipient,
         DocumentInput {
             recipient_id: req.recipient_id,
             lines: req.lines,
@@ -223,8 +227,7 @@ pub async fn priced_draft(
             exchange_rates: req.exchange_rates,
             supply_type: req.supply_type,
         },
-    )
-    .await?;
+    )?;
     let now = svc.now();
     let mut row = store::invoices::InvoiceRow {
         id: store::new_id(),

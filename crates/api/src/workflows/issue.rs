@@ -6,7 +6,7 @@ use domain::reference::ReferenceFormat;
 
 use super::{
     AppError, AppResult, Services, Writer,
-    invoices::{ensure_draft, load},
+    invoices::{ensure_draft, invoice_id, load},
 };
 use crate::{
     documents,
@@ -34,10 +34,15 @@ pub async fn issue(
 ) -> AppResult<store::invoices::InvoiceRow> {
     let prepared = {
         let mut db = svc.db.pool().acquire().await?;
-        let draft = load(&mut db, company_id, id).await?;
+        // The draft, the company and the recipient in one read.
+        let found =
+            store::invoices::for_issue(&mut db, company_id, &invoice_id(id)?, user_id).await?;
+        let draft = found
+            .invoice
+            .ok_or_else(|| AppError::not_found("invoice"))?;
         ensure_draft(&draft)?;
-        let company = issuing_company(&mut db, company_id, user_id).await?;
-        prepare(&mut db, svc, company, None, draft).await?
+        let company = may_issue(found.company)?;
+        prepare(&mut db, svc, company, found.recipient, draft).await?
     };
     let mut conn = tx.conn().await?;
     commit(&mut conn, svc, prepared).await
@@ -118,9 +123,15 @@ pub async fn issuing_company(
     company_id: &store::CompanyId,
     user_id: &str,
 ) -> AppResult<store::companies::CompanyRow> {
-    let found = store::companies::for_issuing(conn, company_id, user_id)
-        .await?
-        .ok_or_else(|| AppError::not_found("company"))?;
+    may_issue(store::companies::for_issuing(conn, company_id, user_id).await?)
+}
+
+/// The company of [`issuing_company`] as read, once it is checked that the user may issue
+/// for it.
+fn may_issue(
+    found: Option<store::companies::IssuingCompany>,
+) -> AppResult<store::companies::CompanyRow> {
+    let found = found.ok_or_else(|| AppError::not_found("company"))?;
     let company = found.company;
     if company.is_settled == 0 {
         return Err(AppError::company_not_settled());

@@ -82,11 +82,16 @@ pub async fn recipient(
     company_id: &store::CompanyId,
     id: &str,
 ) -> AppResult<store::entities::EntityRow> {
-    store::entities::get(conn, company_id, id).await?.ok_or_else(|| {
-        AppError::invalid(format!(
-            "`recipient_id` {id} is not an entity of this company (GET /v1/entities lists them)."
-        ))
-    })
+    store::entities::get(conn, company_id, id)
+        .await?
+        .ok_or_else(|| no_such_recipient(id))
+}
+
+/// The refusal of a `recipient_id` that is not one of the company's entities.
+pub fn no_such_recipient(id: &str) -> AppError {
+    AppError::invalid(format!(
+        "`recipient_id` {id} is not an entity of this company (GET /v1/entities lists them)."
+    ))
 }
 
 /// Checks and prices a document.
@@ -96,6 +101,16 @@ pub async fn build(
     input: DocumentInput,
 ) -> AppResult<Built> {
     let recipient = recipient(conn, &company.id, &input.recipient_id).await?;
+    build_for(company, recipient, input)
+}
+
+/// [`build`] with the recipient already read (the entity `input.recipient_id` of the
+/// company).
+pub fn build_for(
+    company: &store::companies::CompanyRow,
+    recipient: store::entities::EntityRow,
+    input: DocumentInput,
+) -> AppResult<Built> {
     let currency_code = match input.currency_code.filter(|c| !c.trim().is_empty()) {
         Some(c) => CurrencyCode::parse(&c)
             .map_err(|e| AppError::invalid(format!("`currency_code`: {e}.")))?
