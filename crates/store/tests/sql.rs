@@ -510,7 +510,7 @@ both_engines!(reads_sent_together_answer_each_read, |t| {
             &[
                 "SELECT $1 AS a",
                 "SELECT x FROM (SELECT 1 AS x UNION ALL SELECT 2) AS t WHERE $2 = $2 ORDER BY x",
-                "SELECT 1 AS nothing WHERE $1 = 'no'",
+                "SELECT 1 AS unmatched WHERE $1 = 'no'",
                 "SELECT $3 AS c, $1 AS a",
             ],
             &["one", "two", "three"],
