@@ -138,6 +138,11 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
                 }
                 return resp;
             }
+            if crate::gate::is_mutating(req.method()) {
+                // Its body is still to come from the client, however slowly: the token
+                // lookup's connection goes back to the pool rather than wait for it.
+                state.db.discard_spare();
+            }
             req.extensions_mut().insert(caller);
             next.run(req).await
         }
@@ -182,7 +187,7 @@ async fn resolve(state: &AppState, headers: &axum::http::HeaderMap) -> Result<Ca
         .map_err(|_| ApiError::Unauthorized("Malformed bearer token: expected a UUID."))?;
     let hash = store::hash_secret(&token.to_string());
     let lookup = || async {
-        let mut conn = state.db.pool().acquire().await?;
+        let mut conn = state.db.acquire().await?;
         store::tokens::authenticate(&mut conn, &hash).await
     };
     // The first statement of nearly every request: a connection found dead here (the
@@ -259,14 +264,22 @@ pub fn language_of(company_type: Option<&str>) -> &'static str {
     }
 }
 
-/// A pooled connection for reads outside a write transaction.
-pub struct DbConn(pub sqlx::pool::PoolConnection<sqlx::Any>);
+/// A pooled connection for reads outside a write transaction: the request's own, kept since
+/// its token lookup (`store::db::request_scope`).
+pub struct DbConn(pub store::Pooled);
+
+impl DbConn {
+    /// Gives the connection back to the pool before a long wait (a render slot, a render).
+    pub fn release(self) {
+        self.0.release();
+    }
+}
 
 impl FromRequestParts<AppState> for DbConn {
     type Rejection = ApiError;
 
     async fn from_request_parts(_: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
-        Ok(Self(state.db.pool().acquire().await?))
+        Ok(Self(state.db.acquire().await?))
     }
 }
 

@@ -64,6 +64,18 @@ pub fn v1_routes(state: &AppState) -> OpenApiRouter<AppState> {
         // Inner layer: the gate needs the caller that `authenticate` resolved.
         .route_layer(from_fn_with_state(state.clone(), gate::gate))
         .route_layer(from_fn_with_state(state.clone(), auth::authenticate))
+        // Outermost: the token lookup's connection is kept for the request's reads and
+        // write (`store::db::request_scope`).
+        .route_layer(axum::middleware::from_fn(one_connection))
+}
+
+/// Runs a `/v1` request in its own connection scope: the connection it gives back is kept
+/// for its next statement instead of going back to the pool (and being pinged) each time.
+async fn one_connection(
+    req: Request<axum::body::Body>,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    store::db::request_scope(next.run(req)).await
 }
 
 /// The route table and the OpenAPI document, before state and global layers.

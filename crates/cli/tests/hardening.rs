@@ -446,3 +446,66 @@ fn pdfs_running_to_the_deadline_hold_only_their_companys_share_on_sqlite() {
 fn pdfs_running_to_the_deadline_hold_only_their_companys_share_on_postgres() {
     pdfs_running_to_the_deadline_hold_only_their_companys_share(TestDb::postgres());
 }
+
+/// Requests whose bodies are still coming hold no database connection: more of them than
+/// the pool has connections (8 on SQLite, 16 on PostgreSQL), each past its token lookup and
+/// reading its body (the server has answered `100 Continue`), and another caller's reads
+/// and writes are still served. A request keeps its connection from one statement to the
+/// next (`store::db::request_scope`), but not while it waits for its client.
+fn bodies_still_coming_hold_no_connection(db: TestDb) {
+    let server = Server::start(&db, &["serve", "--bootstrap", "--no-mcp"]);
+    let me = Company::from_bootstrap(&server.bootstrap.clone().expect("bootstrap JSON"));
+    accept_agreements(&server.base, &me);
+    let stalled: Vec<TcpStream> = (0..24)
+        .map(|_| {
+            let mut s = connect(&server);
+            let head = format!(
+                "POST /v1/entities HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {}\r\n\
+                 X-Human-Proof: {}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\
+                 Expect: 100-continue\r\n\r\n",
+                me.token, me.proof
+            );
+            s.write_all(head.as_bytes()).expect("write");
+            s.set_read_timeout(Some(Duration::from_secs(30)))
+                .expect("timeout");
+            // The server asks for the body once the handler reads it: past the token lookup.
+            let mut seen = Vec::new();
+            let mut byte = [0u8; 1];
+            while !seen.ends_with(b"\r\n\r\n") {
+                let n = s.read(&mut byte).expect("100 Continue within 30 s");
+                assert_eq!(n, 1, "closed before asking for the body: {seen:?}");
+                seen.push(byte[0]);
+            }
+            let seen = String::from_utf8_lossy(&seen).into_owned();
+            assert!(seen.starts_with("HTTP/1.1 100"), "{seen}");
+            s.write_all(b"{\"name\":").expect("write");
+            s
+        })
+        .collect();
+    let (s, session) = call(&server.base, &me, "GET", "/v1/session", None);
+    assert_eq!(s, 200, "{session}");
+    let (s, made) = call(
+        &server.base,
+        &me,
+        "POST",
+        "/v1/entities",
+        Some(
+            json!({"name": "Served Ltd", "type": "IE:LTD", "address": {"lines": ["2 Quay St"],
+            "city": "Dublin", "zipcode": "D01 F5P2", "country": "IE"}}),
+        ),
+    );
+    assert_eq!(s, 201, "{made}");
+    let (s, list) = call(&server.base, &me, "GET", "/v1/entities", None);
+    assert_eq!(s, 200, "{list}");
+    drop(stalled);
+}
+
+#[test]
+fn bodies_still_coming_hold_no_connection_on_sqlite() {
+    bodies_still_coming_hold_no_connection(TestDb::sqlite());
+}
+
+#[test]
+fn bodies_still_coming_hold_no_connection_on_postgres() {
+    bodies_still_coming_hold_no_connection(TestDb::postgres());
+}

@@ -1,6 +1,7 @@
 //! Connecting, migrating and opening write transactions on either engine.
 
 use std::{
+    cell::RefCell,
     str::FromStr,
     sync::{
         Arc, Weak,
@@ -190,6 +191,51 @@ impl Db {
         &self.pool
     }
 
+    /// A connection for reads: inside a [`request_scope`], the one the request used last
+    /// if it gave it back ([`Pooled`]), else one from the pool.
+    ///
+    /// A request that keeps its connection from its token lookup to its write transaction
+    /// saves what sqlx does each time a connection goes back to the pool: a ping, one more
+    /// hand-off to a SQLite connection's thread or round trip to PostgreSQL.
+    pub async fn acquire(&self) -> sqlx::Result<Pooled> {
+        let conn = match self.take_spare() {
+            Some(conn) => conn,
+            None => self.pool.acquire().await?,
+        };
+        Ok(Pooled {
+            conn: Some(conn),
+            pool: self.id(),
+        })
+    }
+
+    /// Gives the request's kept connection back to the pool: after a connection failed, so
+    /// a retry takes another, checked one.
+    pub fn discard_spare(&self) {
+        drop(self.take_spare());
+    }
+
+    /// Which pool a kept connection belongs to (a process may hold several, tests do).
+    fn id(&self) -> usize {
+        Arc::as_ptr(&self._alive) as usize
+    }
+
+    fn take_spare(&self) -> Option<PoolConnection<Any>> {
+        let id = self.id();
+        SPARE
+            .try_with(|slot| {
+                let mut slot = slot.borrow_mut();
+                match slot.take() {
+                    Some(spare) if spare.pool == id => Some(spare.conn),
+                    other => {
+                        *slot = other;
+                        None
+                    }
+                }
+            })
+            .ok()
+            .flatten()
+    }
+
     /// Opens a transaction that will write.
     ///
     /// On SQLite it waits for the in-process writer gate and starts with
@@ -212,18 +258,31 @@ impl Db {
 
     async fn try_begin_write(&self) -> sqlx::Result<WriteTx> {
         let permit = match &self.write_gate {
-            Some(gate) => Some(
-                gate.clone()
-                    .acquire_owned()
-                    .await
-                    .map_err(|_| sqlx::Error::PoolClosed)?,
-            ),
+            Some(gate) => Some(match gate.clone().try_acquire_owned() {
+                Ok(permit) => permit,
+                Err(_) => {
+                    // Writers queue here: one that waits gives its kept connection back
+                    // first, so queued writers never hold the pool's connections from the
+                    // writer and the readers.
+                    self.discard_spare();
+                    gate.clone()
+                        .acquire_owned()
+                        .await
+                        .map_err(|_| sqlx::Error::PoolClosed)?
+                }
+            }),
             None => None,
         };
-        let tx = match self.backend {
-            Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
-            Backend::Postgres => self.pool.begin().await?,
+        let conn = match self.take_spare() {
+            Some(conn) => conn,
+            None => self.pool.acquire().await?,
         };
+        let begin = match self.backend {
+            Backend::Sqlite => Some(sqlx::SqlSafeStr::into_sql_str("BEGIN IMMEDIATE")),
+            Backend::Postgres => None,
+        };
+        // What `Pool::begin_with` does, on the request's kept connection when it has one.
+        let tx = Transaction::begin(conn, begin).await?;
         Ok(WriteTx {
             tx,
             _permit: permit,
@@ -233,6 +292,70 @@ impl Db {
     /// Closes every connection of the pool.
     pub async fn close(&self) {
         self.pool.close().await;
+    }
+}
+
+tokio::task_local! {
+    /// The connection a request gave back last, kept for its next statement.
+    static SPARE: RefCell<Option<Spare>>;
+}
+
+struct Spare {
+    pool: usize,
+    conn: PoolConnection<Any>,
+}
+
+/// Runs `request` with a slot for one kept connection: a [`Pooled`] dropped inside it is
+/// kept for the request's next [`Db::acquire`] or [`Db::begin_write`] instead of going back
+/// to the pool, and goes back when the request ends (or a writer has to queue).
+///
+/// Only around work that ends soon, an HTTP request: a kept connection is one fewer for
+/// everyone else until then. A handler about to wait for something else (a render slot, a
+/// child process) gives its connection back first with [`Pooled::release`].
+pub async fn request_scope<F: std::future::Future>(request: F) -> F::Output {
+    SPARE.scope(RefCell::new(None), request).await
+}
+
+/// A connection from [`Db::acquire`]; see [`request_scope`].
+pub struct Pooled {
+    conn: Option<PoolConnection<Any>>,
+    pool: usize,
+}
+
+impl Pooled {
+    /// Gives the connection back to the pool now, not kept for the request.
+    pub fn release(mut self) {
+        drop(self.conn.take());
+    }
+}
+
+impl std::ops::Deref for Pooled {
+    type Target = AnyConnection;
+    fn deref(&self) -> &AnyConnection {
+        // Only `release` and `drop` take the connection, and both consume the guard.
+        self.conn.as_deref().unwrap_or_else(|| unreachable!())
+    }
+}
+
+impl std::ops::DerefMut for Pooled {
+    fn deref_mut(&mut self) -> &mut AnyConnection {
+        self.conn.as_deref_mut().unwrap_or_else(|| unreachable!())
+    }
+}
+
+impl Drop for Pooled {
+    fn drop(&mut self) {
+        let Some(conn) = self.conn.take() else {
+            return;
+        };
+        let pool = self.pool;
+        // Outside a request scope, or with a connection kept already, it goes to the pool.
+        let _ = SPARE.try_with(move |slot| {
+            let mut slot = slot.borrow_mut();
+            if slot.is_none() {
+                *slot = Some(Spare { pool, conn });
+            }
+        });
     }
 }
 
@@ -265,6 +388,9 @@ pub fn is_connection_error(e: &sqlx::Error) -> bool {
 /// failure does not become one failed request per pooled connection.
 pub fn note_connection_error() {
     LAST_CONNECTION_ERROR.fetch_max(crate::now_micros(), Ordering::Relaxed);
+    // The request's kept connection may be the one that failed: it goes back to the pool,
+    // whose ping on return closes it if it is dead.
+    let _ = SPARE.try_with(|slot| slot.borrow_mut().take());
 }
 
 /// Whether a connection idle for `idle_for` was already idle when a connection last failed.

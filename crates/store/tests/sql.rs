@@ -543,3 +543,43 @@ both_engines!(reads_sent_together_answer_each_read, |t| {
     let issuing = found.company.expect("the company");
     assert_eq!(issuing.company.id, company);
 });
+
+// Inside a request scope a connection given back is kept for the request's next read and
+// for its write transaction (a temporary table, which only its own connection sees, is
+// there each time); a connection taken from the pool meanwhile is another one.
+both_engines!(a_request_keeps_its_connection, |t| {
+    let db = t.db.clone();
+    store::db::request_scope(async move {
+        let mut first = db.acquire().await.expect("connection");
+        sqlx::query("CREATE TEMPORARY TABLE mine (x INTEGER)")
+            .execute(&mut *first)
+            .await
+            .expect("temporary table");
+        drop(first);
+        async fn sees_mine(conn: &mut sqlx::AnyConnection) -> bool {
+            sqlx::query("SELECT x FROM mine")
+                .fetch_all(conn)
+                .await
+                .is_ok()
+        }
+        let mut other = db.pool().acquire().await.expect("connection");
+        assert!(
+            !sees_mine(&mut other).await,
+            "the pool handed out the kept one"
+        );
+        let mut again = db.acquire().await.expect("connection");
+        assert!(
+            sees_mine(&mut again).await,
+            "the next read is not on the kept connection"
+        );
+        drop(again);
+        let mut tx = db.begin_write().await.expect("begin");
+        assert!(
+            sees_mine(tx.conn()).await,
+            "the write is not on the kept connection"
+        );
+        tx.rollback().await.expect("rollback");
+        drop(other);
+    })
+    .await;
+});

@@ -164,7 +164,7 @@ pub(super) async fn hold_for_review(
     // A full queue is refused before the dry run does any work; checked again, exactly,
     // under the company's lock when the entry is written.
     {
-        let mut conn = state.db.pool().acquire().await?;
+        let mut conn = state.db.acquire().await?;
         let now = state.now().timestamp_micros();
         let load = store::audit::pending_load(&mut conn, &caller.company_id, &caller.token_id, now)
             .await?;

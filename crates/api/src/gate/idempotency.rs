@@ -111,7 +111,7 @@ pub(super) async fn prepare(
         key,
         hash: store::hash_bytes(&fingerprint),
     };
-    let mut conn = state.db.pool().acquire().await?;
+    let mut conn = state.db.acquire().await?;
     let now = state.now().timestamp_micros();
     if let Some(stored) = store::idempotency::find(&mut conn, idem.scope(), &idem.key, now).await? {
         if stored.request_hash != idem.hash {

@@ -155,13 +155,13 @@ pub async fn invoice_einvoice(
     let mut signed = None;
     let (body, content_type, extension) = if format == Format::Facturx {
         let view = super::pdf::invoice_render_input(&mut db, &caller.company_id, &row).await?;
-        drop(db);
+        db.release();
         let pdf = super::pdf::render_facturx(&state, &caller.company_id, view)
             .await?
             .map_err(|e| not_pdf_a(&id, &e))?;
         (pdf, "application/pdf", "pdf")
     } else {
-        drop(db);
+        db.release();
         let xml = if format == Format::Facturae {
             let (xml, is_signed) = facturae_signature(&state, &doc, xml)?;
             signed = Some(is_signed);

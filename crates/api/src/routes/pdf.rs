@@ -341,7 +341,7 @@ pub async fn invoice_pdf(
         .unwrap_or_else(|| format!("draft-{}", r.id));
     // Back to the pool before waiting for a render: a PDF must not hold a connection
     // other requests need while it queues for the render budget.
-    drop(db);
+    db.release();
     respond(&state, &caller.company_id, doc, &headers, &name).await
 }
 
@@ -363,6 +363,6 @@ pub async fn proforma_pdf(
         .ok_or_else(|| ApiError::not_found("proforma"))?;
     let doc = proforma_document(&mut db, &caller.company_id, &p).await?;
     let doc = documents::views::render(&doc, DocumentKind::Proforma, DocumentStatus::Issued, None);
-    drop(db);
+    db.release();
     respond(&state, &caller.company_id, doc, &headers, &p.reference).await
 }

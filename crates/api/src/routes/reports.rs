@@ -291,7 +291,7 @@ pub async fn report_pdf(
     Path(id): Path<String>,
     Query(link): Query<LinkParams>,
 ) -> ApiResult<Response> {
-    let mut conn = state.db.pool().acquire().await?;
+    let mut conn = state.db.acquire().await?;
     let report = match caller {
         Some(Extension(caller)) => store::reports::get(&mut conn, &caller.company_id, &id).await?,
         None => {

@@ -42,7 +42,7 @@ pub async fn correct_and_issue(
     // Checked before the write transaction, in the order the answers are due: the invoice
     // (404, 409), then whether the company may issue.
     let company = {
-        let mut db = svc.db.pool().acquire().await?;
+        let mut db = svc.db.acquire().await?;
         ensure_issued(&load(&mut db, company_id, id).await?)?;
         issue::issuing_company(&mut db, company_id, user_id).await?
     };

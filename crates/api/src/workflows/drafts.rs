@@ -32,7 +32,7 @@ pub async fn create(
         Source::Api => store::invoices::Origin::Api,
     };
     let mut row = {
-        let mut db = svc.db.pool().acquire().await?;
+        let mut db = svc.db.acquire().await?;
         priced_draft(
             &mut db,
             svc,

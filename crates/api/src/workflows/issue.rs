@@ -33,7 +33,7 @@ pub async fn issue(
     id: &str,
 ) -> AppResult<store::invoices::InvoiceRow> {
     let prepared = {
-        let mut db = svc.db.pool().acquire().await?;
+        let mut db = svc.db.acquire().await?;
         // The draft, the company and the recipient in one read.
         let found =
             store::invoices::for_issue(&mut db, company_id, &invoice_id(id)?, user_id).await?;
@@ -59,7 +59,7 @@ pub async fn issue_many(
     ids: Vec<String>,
 ) -> AppResult<i64> {
     let company = {
-        let mut db = svc.db.pool().acquire().await?;
+        let mut db = svc.db.acquire().await?;
         issuing_company(&mut db, company_id, user_id).await?
     };
     let mut conn = tx.conn().await?;

@@ -157,7 +157,7 @@ async fn check_draft(
     fields: &Map<String, Value>,
 ) -> AppResult<()> {
     let req = invoice_request(fields)?;
-    let mut db = svc.db.pool().acquire().await?;
+    let mut db = svc.db.acquire().await?;
     priced_draft(
         &mut db,
         svc,
@@ -329,7 +329,7 @@ pub async fn run_due(svc: Services<'_>, now: DateTime<Utc>) -> anyhow::Result<us
     let mut after: Option<String> = None;
     loop {
         let due = {
-            let mut conn = svc.db.pool().acquire().await?;
+            let mut conn = svc.db.acquire().await?;
             store::recurring::due(&mut conn, &today, after.as_deref(), BATCH).await?
         };
         let Some(last) = due.last() else {
@@ -361,7 +361,7 @@ async fn period_draft(
 ) -> AppResult<store::invoices::InvoiceRow> {
     let fields: Map<String, Value> = documents::parse("recurring invoice fields", &s.invoice_json)?;
     let req = invoice_request(&fields)?;
-    let mut db = svc.db.pool().acquire().await?;
+    let mut db = svc.db.acquire().await?;
     priced_draft(
         &mut db,
         svc,
@@ -493,7 +493,7 @@ async fn issue_and_send(
 ) -> Result<(), Step> {
     let issued = async {
         let prepared = {
-            let mut db = svc.db.pool().acquire().await?;
+            let mut db = svc.db.acquire().await?;
             let company =
                 super::issue::issuing_company(&mut db, &s.company_id, &s.created_by).await?;
             super::issue::prepare(&mut db, svc, company, None, draft).await?

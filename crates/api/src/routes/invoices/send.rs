@@ -93,12 +93,12 @@ pub async fn attachment(
     invoice_id: &str,
     name: &str,
 ) -> ApiResult<(String, Vec<u8>)> {
-    let mut db = state.db.pool().acquire().await?;
+    let mut db = state.db.acquire().await?;
     let invoice = load(&mut db, company_id, invoice_id).await?;
     workflows::send::ensure_issued(&invoice)?;
     if name == format!("{}.pdf", workflows::send::file_stem(&invoice)) {
         let doc = crate::routes::pdf::invoice_render_input(&mut db, company_id, &invoice).await?;
-        drop(db);
+        db.release();
         let pdf = crate::routes::pdf::render_pdf(state, company_id, doc).await?;
         return Ok(("application/pdf".into(), pdf));
     }
