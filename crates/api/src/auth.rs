@@ -141,7 +141,7 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
             if crate::gate::is_mutating(req.method()) {
                 // Its body is still to come from the client, however slowly: the token
                 // lookup's connection goes back to the pool rather than wait for it.
-                state.db.discard_spare();
+                store::db::give_back();
             }
             req.extensions_mut().insert(caller);
             next.run(req).await

@@ -199,6 +199,10 @@ impl FairSlots {
         weight: u32,
         deadline: tokio::time::Instant,
     ) -> Result<Held, ()> {
+        // A request that waits for a slot, or renders, holds no database connection: the
+        // one it keeps for its next statement goes back (an AI caller's dry run checks
+        // snippets after its reads).
+        store::db::give_back();
         let weight = weight.clamp(1, self.total_units);
         loop {
             // Registered before looking, so a release between the look and the wait wakes it.

@@ -509,3 +509,67 @@ fn bodies_still_coming_hold_no_connection_on_sqlite() {
 fn bodies_still_coming_hold_no_connection_on_postgres() {
     bodies_still_coming_hold_no_connection(TestDb::postgres());
 }
+
+/// Requests waiting for a render slot hold no database connection either: more AI callers
+/// of one company than the pool has connections (8 on SQLite, 16 on PostgreSQL) save a
+/// looping footer at once, each checked in its dry run after the queue's reads, and wait for
+/// the company's one snippet slot; another company is served while every one of them is
+/// still waiting or running.
+fn render_waits_hold_no_connection(db: TestDb) {
+    let mut cmd = db.command(&["serve", "--bootstrap", "--no-mcp"]);
+    cmd.env("INVOICING_SNIPPET_SLOTS", "2")
+        .env("INVOICING_RENDER_WAIT_SECS", "12");
+    let server = Server::start_command(cmd);
+    let a = Company::from_bootstrap(&server.bootstrap.clone().expect("bootstrap JSON"));
+    let (ok, boot, err) = run(
+        &db,
+        &[
+            "admin",
+            "bootstrap",
+            "--company-name",
+            "Beta Ltd",
+            "--email",
+            "owner@beta.test",
+        ],
+    );
+    assert!(ok, "{err}");
+    let b = Company::from_bootstrap(&boot);
+    let looping =
+        json!({"footerInvoiceTypst": "#for i in range(100000) { for j in range(100000) {} }"});
+    let (answers, answered) = std::sync::mpsc::channel();
+    let waiting: Vec<_> = (0..24)
+        .map(|_| {
+            let (base, body, answers) = (server.base.clone(), looping.clone(), answers.clone());
+            let ai = Company {
+                token: a.token.clone(),
+                proof: String::new(),
+            };
+            std::thread::spawn(move || {
+                let _ = answers.send(patch_as_ai(&base, &ai, "/v1/company", body));
+            })
+        })
+        .collect();
+    // Each has made its reads and waits for, or holds, a slot for seconds (the render
+    // deadline, the wait's bound).
+    std::thread::sleep(Duration::from_secs(3));
+    let (s, session) = call(&server.base, &b, "GET", "/v1/session", None);
+    let early = answered.try_recv().ok();
+    assert_eq!(s, 200, "{session}");
+    assert!(
+        early.is_none(),
+        "another company was served only once one of the waiting requests had ended: {early:?}"
+    );
+    for t in waiting {
+        t.join().expect("an AI caller");
+    }
+}
+
+#[test]
+fn render_waits_hold_no_connection_on_sqlite() {
+    render_waits_hold_no_connection(TestDb::sqlite());
+}
+
+#[test]
+fn render_waits_hold_no_connection_on_postgres() {
+    render_waits_hold_no_connection(TestDb::postgres());
+}

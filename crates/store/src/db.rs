@@ -208,12 +208,6 @@ impl Db {
         })
     }
 
-    /// Gives the request's kept connection back to the pool: after a connection failed, so
-    /// a retry takes another, checked one.
-    pub fn discard_spare(&self) {
-        drop(self.take_spare());
-    }
-
     /// Which pool a kept connection belongs to (a process may hold several, tests do).
     fn id(&self) -> usize {
         Arc::as_ptr(&self._alive) as usize
@@ -264,7 +258,7 @@ impl Db {
                     // Writers queue here: one that waits gives its kept connection back
                     // first, so queued writers never hold the pool's connections from the
                     // writer and the readers.
-                    self.discard_spare();
+                    give_back();
                     gate.clone()
                         .acquire_owned()
                         .await
@@ -314,6 +308,14 @@ struct Spare {
 /// child process) gives its connection back first with [`Pooled::release`].
 pub async fn request_scope<F: std::future::Future>(request: F) -> F::Output {
     SPARE.scope(RefCell::new(None), request).await
+}
+
+/// Gives the connection the request keeps back to the pool, if it keeps one: before the
+/// request waits for something other than the database (its client's body, a render slot,
+/// SQLite's writer), and after a connection failed, so a retry takes another.
+pub fn give_back() {
+    let kept = SPARE.try_with(|slot| slot.borrow_mut().take());
+    drop(kept);
 }
 
 /// A connection from [`Db::acquire`]; see [`request_scope`].
@@ -390,7 +392,7 @@ pub fn note_connection_error() {
     LAST_CONNECTION_ERROR.fetch_max(crate::now_micros(), Ordering::Relaxed);
     // The request's kept connection may be the one that failed: it goes back to the pool,
     // whose ping on return closes it if it is dead.
-    let _ = SPARE.try_with(|slot| slot.borrow_mut().take());
+    give_back();
 }
 
 /// Whether a connection idle for `idle_for` was already idle when a connection last failed.
