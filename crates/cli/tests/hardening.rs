@@ -245,10 +245,15 @@ fn patch_as_ai(base: &str, c: &Company, path: &str, body: serde_json::Value) -> 
 /// A server whose render and snippet slots are two each (one per company at the default
 /// half share) and whose wait for a slot is one second, with two companies.
 fn two_slot_server(db: &TestDb) -> (Server, Company, Company) {
+    two_slot_server_waiting(db, "1")
+}
+
+/// [`two_slot_server`] with a wait for a slot of `wait_secs`.
+fn two_slot_server_waiting(db: &TestDb, wait_secs: &str) -> (Server, Company, Company) {
     let mut cmd = db.command(&["serve", "--bootstrap", "--no-mcp"]);
     cmd.env("INVOICING_RENDER_SLOTS", "2")
         .env("INVOICING_SNIPPET_SLOTS", "2")
-        .env("INVOICING_RENDER_WAIT_SECS", "1");
+        .env("INVOICING_RENDER_WAIT_SECS", wait_secs);
     let server = Server::start_command(cmd);
     let a = Company::from_bootstrap(&server.bootstrap.clone().expect("bootstrap JSON"));
     let (ok, boot, err) = run(
@@ -516,24 +521,7 @@ fn bodies_still_coming_hold_no_connection_on_postgres() {
 /// the company's one snippet slot; another company is served while every one of them is
 /// still waiting or running.
 fn render_waits_hold_no_connection(db: TestDb) {
-    let mut cmd = db.command(&["serve", "--bootstrap", "--no-mcp"]);
-    cmd.env("INVOICING_SNIPPET_SLOTS", "2")
-        .env("INVOICING_RENDER_WAIT_SECS", "12");
-    let server = Server::start_command(cmd);
-    let a = Company::from_bootstrap(&server.bootstrap.clone().expect("bootstrap JSON"));
-    let (ok, boot, err) = run(
-        &db,
-        &[
-            "admin",
-            "bootstrap",
-            "--company-name",
-            "Beta Ltd",
-            "--email",
-            "owner@beta.test",
-        ],
-    );
-    assert!(ok, "{err}");
-    let b = Company::from_bootstrap(&boot);
+    let (server, a, b) = two_slot_server_waiting(&db, "12");
     let looping =
         json!({"footerInvoiceTypst": "#for i in range(100000) { for j in range(100000) {} }"});
     let (answers, answered) = std::sync::mpsc::channel();
