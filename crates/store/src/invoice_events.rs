@@ -31,30 +31,50 @@ pub fn invoice_data(r: &InvoiceRow) -> sqlx::Result<serde_json::Value> {
     }))
 }
 
-/// Invoices that became overdue at `now` (issued, not paid, due before `now` and at most
-/// [`OVERDUE_WINDOW_MICROS`] before it; the condition of the `overdue` payment status)
-/// and were not announced yet, of companies with an enabled endpoint for the event:
-/// `(company_id, invoice_id)`, oldest due first.
+/// Invoices that became overdue at `$1` (issued, not paid, due before `$1` and at most
+/// [`OVERDUE_WINDOW_MICROS`] before it, `$2`; the condition of the `overdue` payment
+/// status) and were not announced yet, of companies with an enabled endpoint for the
+/// event: `(company_id, id, due_date)`, oldest due first, at most `$3`.
+///
+/// Read per company with such an endpoint over two partial indexes, never by reading
+/// every invoice: the owed ones (`paid_minor < total`) over `invoices_unpaid_due`, and
+/// those with nothing to pay (`total <= 0`, owed for the payment status until paid)
+/// over `invoices_nothing_owed_due`. Together they are `NOT (total > 0 AND paid_minor
+/// >= total)`, each row once.
+#[doc(hidden)]
+pub const NEWLY_OVERDUE: &str = "\
+    SELECT i.company_id, i.id, i.due_date FROM invoices i \
+    WHERE i.company_id IN (SELECT w.company_id FROM webhook_endpoints w \
+        WHERE w.enabled = 1 AND w.events LIKE '%\"invoice.overdue\"%') \
+    AND i.status = 'issued' AND i.series = 'invoice' AND i.paid_minor < i.total \
+    AND i.due_date IS NOT NULL AND i.due_date < $1 AND i.due_date >= $2 \
+    AND NOT EXISTS (SELECT 1 FROM invoice_overdue_events o WHERE o.invoice_id = i.id) \
+    UNION ALL \
+    SELECT i.company_id, i.id, i.due_date FROM invoices i \
+    WHERE i.company_id IN (SELECT w.company_id FROM webhook_endpoints w \
+        WHERE w.enabled = 1 AND w.events LIKE '%\"invoice.overdue\"%') \
+    AND i.status = 'issued' AND i.series = 'invoice' AND i.total <= 0 \
+    AND i.paid_minor >= i.total \
+    AND i.due_date IS NOT NULL AND i.due_date < $1 AND i.due_date >= $2 \
+    AND NOT EXISTS (SELECT 1 FROM invoice_overdue_events o WHERE o.invoice_id = i.id) \
+    ORDER BY due_date, id LIMIT CAST($3 AS BIGINT)";
+
+/// [`NEWLY_OVERDUE`] at `now`: `(company_id, invoice_id)`, oldest due first.
 pub async fn newly_overdue(
     conn: &mut AnyConnection,
     now: i64,
     limit: i64,
 ) -> sqlx::Result<Vec<(crate::CompanyId, String)>> {
-    sqlx::query_as(
-        "SELECT i.company_id, i.id FROM invoices i \
-         WHERE i.status = 'issued' AND i.series = 'invoice' \
-         AND NOT (i.total > 0 AND i.paid_minor >= i.total) \
-         AND i.due_date IS NOT NULL AND i.due_date < $1 AND i.due_date >= $2 \
-         AND EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.company_id = i.company_id \
-             AND w.enabled = 1 AND w.events LIKE '%\"invoice.overdue\"%') \
-         AND NOT EXISTS (SELECT 1 FROM invoice_overdue_events o WHERE o.invoice_id = i.id) \
-         ORDER BY i.due_date, i.id LIMIT $3",
-    )
-    .bind(now)
-    .bind(now - OVERDUE_WINDOW_MICROS)
-    .bind(limit)
-    .fetch_all(conn)
-    .await
+    let rows: Vec<(crate::CompanyId, String, i64)> = sqlx::query_as(NEWLY_OVERDUE)
+        .bind(now)
+        .bind(now - OVERDUE_WINDOW_MICROS)
+        .bind(limit)
+        .fetch_all(conn)
+        .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(company, id, _)| (company, id))
+        .collect())
 }
 
 /// Records that `invoice.overdue` is emitted for the invoice; false when it was already

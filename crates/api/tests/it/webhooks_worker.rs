@@ -45,19 +45,23 @@ db_test!(invoice_sent_and_overdue_are_emitted_once_each, |app| {
     customer["email"] = json!("ap@dublin.example");
     let c = app.entity(&app.a, customer).await;
     let mut issued = Vec::new();
-    for _ in 0..2 {
+    // The third has nothing to pay; the payment status still counts it as owed until a
+    // payment is recorded, so it is overdue as well (over the pass's other index).
+    for price in [10000, 10000, 0] {
         let d = app
             .draft(
                 &app.a,
-                json!({"recipient_id": c, "lines": one_line(10000), "due_date": "2026-03-05"}),
+                json!({"recipient_id": c, "lines": one_line(price), "due_date": "2026-03-05"}),
             )
             .await;
         issued.push(app.issue(&app.a, d["id"].as_str().unwrap()).await);
     }
-    let (late, paid) = (
+    let (late, paid, nothing_owed) = (
         issued[0]["id"].as_str().unwrap().to_owned(),
         issued[1]["id"].as_str().unwrap().to_owned(),
+        issued[2]["id"].as_str().unwrap().to_owned(),
     );
+    assert_eq!(issued[2]["total"], 0);
     app.call(
         "POST",
         &format!("/v1/invoices/{paid}/payments"),
@@ -94,18 +98,41 @@ db_test!(invoice_sent_and_overdue_are_emitted_once_each, |app| {
     app.set_time("2026-03-06T08:00:00Z");
     let second = worker(&app, outbox.path());
     let (a, b) = tokio::join!(w.run_schedule(app.now()), second.run_schedule(app.now()));
-    assert_eq!(a.unwrap().overdue + b.unwrap().overdue, 1);
+    assert_eq!(a.unwrap().overdue + b.unwrap().overdue, 2);
     assert_eq!(w.run_schedule(app.now()).await.unwrap().overdue, 0);
-    drive(&w, "invoice.overdue", || rx.events().len() == 2).await;
+    drive(&w, "invoice.overdue", || rx.events().len() == 3).await;
     app.set_time("2026-03-09T08:00:00Z");
     assert_eq!(second.run_schedule(app.now()).await.unwrap().overdue, 0);
     w.run_until_idle().await.unwrap();
 
     let got = rx.got();
-    assert_eq!(rx.events(), ["invoice.sent", "invoice.overdue"]);
-    let overdue = got[1].json();
-    assert_eq!(overdue["data"]["id"], late.as_str(), "only the unpaid one");
-    assert_eq!(overdue["data"]["paid_minor"], 0);
+    assert_eq!(
+        rx.events(),
+        ["invoice.sent", "invoice.overdue", "invoice.overdue"]
+    );
+    let mut announced: Vec<String> = got[1..]
+        .iter()
+        .map(|e| e.json()["data"]["id"].as_str().unwrap().to_owned())
+        .collect();
+    announced.sort();
+    let mut owed = vec![late.clone(), nothing_owed.clone()];
+    owed.sort();
+    assert_eq!(announced, owed, "the unpaid ones, not the paid one");
+    // Exactly those the API calls overdue.
+    for id in [&late, &nothing_owed, &paid] {
+        let status = app
+            .call(
+                "GET",
+                &format!("/v1/invoices/{id}"),
+                As::Human(&app.a),
+                None,
+            )
+            .await
+            .expect(200)
+            .json()["payment_status"]
+            .clone();
+        assert_eq!(status == "overdue", id != &paid, "{id}: {status}");
+    }
     // Signed with the service's clock as the worker sent each one (a worker reading the
     // system clock would sign with today's time instead).
     verify(&secret, &got[0], "2026-03-01T10:00:00Z".parse().unwrap());
