@@ -166,7 +166,7 @@ pub async fn list(
               OR ($3 = 'expired' AND (status = 'expired' \
                                       OR (status = 'pending' AND expires_at <= $1))) \
               OR ($3 NOT IN ('pending', 'expired') AND status = $3)) \
-         AND ($4 IS NULL OR id < $4) ORDER BY id DESC LIMIT $5"
+         AND ($4 IS NULL OR id < $4) ORDER BY id DESC LIMIT CAST($5 AS BIGINT)"
     )))
     .bind(now)
     .bind(company_id)

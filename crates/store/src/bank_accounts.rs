@@ -124,7 +124,7 @@ pub async fn list(
     limit: i64,
 ) -> sqlx::Result<Vec<AccountRow>> {
     sqlx::query_as::<_, AccountRow>(sqlx::AssertSqlSafe(format!(
-        "{SELECT} WHERE a.company_id = $1 AND ($2 IS NULL OR a.id < $2) ORDER BY a.id DESC LIMIT $3"
+        "{SELECT} WHERE a.company_id = $1 AND ($2 IS NULL OR a.id < $2) ORDER BY a.id DESC LIMIT CAST($3 AS BIGINT)"
     )))
     .bind(company_id)
     .bind(before_id)

@@ -203,7 +203,7 @@ pub async fn list(
     limit: i64,
 ) -> sqlx::Result<Vec<CompanyRow>> {
     sqlx::query_as::<_, CompanyRow>(sqlx::AssertSqlSafe(format!(
-        "SELECT {COLUMNS} FROM companies WHERE $1 IS NULL OR id > $1 ORDER BY id LIMIT $2"
+        "SELECT {COLUMNS} FROM companies WHERE $1 IS NULL OR id > $1 ORDER BY id LIMIT CAST($2 AS BIGINT)"
     )))
     .bind(after)
     .bind(limit)

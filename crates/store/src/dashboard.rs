@@ -151,7 +151,7 @@ pub async fn top_customers(
          r.invoice_count AS invoice_count FROM dashboard_customer_revenue r \
          JOIN entities e ON e.id = r.recipient_id \
          WHERE r.company_id = $1 AND r.currency_code = $2 \
-         ORDER BY revenue DESC, entity_id LIMIT $3",
+         ORDER BY revenue DESC, entity_id LIMIT CAST($3 AS BIGINT)",
     )
     .bind(company_id)
     .bind(currency)

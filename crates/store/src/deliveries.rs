@@ -120,7 +120,7 @@ pub async fn list(
 ) -> sqlx::Result<Vec<DeliveryRow>> {
     sqlx::query_as::<_, DeliveryRow>(sqlx::AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM deliveries WHERE company_id = $1 AND invoice_id = $2 \
-         AND ($3 IS NULL OR id < $3) ORDER BY id DESC LIMIT $4"
+         AND ($3 IS NULL OR id < $3) ORDER BY id DESC LIMIT CAST($4 AS BIGINT)"
     )))
     .bind(company_id)
     .bind(invoice_id)
@@ -170,7 +170,7 @@ pub async fn reminding_companies(
 ) -> sqlx::Result<Vec<(crate::CompanyId, String)>> {
     sqlx::query_as(
         "SELECT id, reminder_days_json FROM companies WHERE reminder_days_json <> '[]' \
-         AND ($1 IS NULL OR id > $1) ORDER BY id LIMIT $2",
+         AND ($1 IS NULL OR id > $1) ORDER BY id LIMIT CAST($2 AS BIGINT)",
     )
     .bind(after_id)
     .bind(limit)
@@ -196,7 +196,7 @@ pub async fn reminder_candidates(
          AND i.paid_minor < i.total AND i.due_date IS NOT NULL \
          AND i.due_date <= $3 AND ($4 IS NULL OR i.due_date > $4) \
          AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.invoice_id = i.id AND d.step = $2) \
-         ORDER BY i.due_date LIMIT $5",
+         ORDER BY i.due_date LIMIT CAST($5 AS BIGINT)",
     )
     .bind(company_id)
     .bind(step)

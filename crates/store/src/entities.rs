@@ -174,7 +174,7 @@ pub async fn list(
 ) -> sqlx::Result<Vec<EntityRow>> {
     sqlx::query_as::<_, EntityRow>(sqlx::AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM entities WHERE company_id = $1 AND ($2 IS NULL OR id < $2) \
-         ORDER BY id DESC LIMIT $3"
+         ORDER BY id DESC LIMIT CAST($3 AS BIGINT)"
     )))
     .bind(company_id)
     .bind(before_id)
@@ -204,7 +204,7 @@ pub async fn search(
     sqlx::query_as::<_, EntityRow>(sqlx::AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM entities WHERE company_id = $1 AND ($2 IS NULL OR id < $2) \
          AND (LOWER(name) LIKE $3 ESCAPE '!' OR LOWER(COALESCE(fiscal_id, '')) LIKE $3 ESCAPE '!') \
-         ORDER BY id DESC LIMIT $4"
+         ORDER BY id DESC LIMIT CAST($4 AS BIGINT)"
     )))
     .bind(company_id)
     .bind(before_id)

@@ -139,7 +139,7 @@ pub async fn list(
 ) -> sqlx::Result<Vec<ExpenseRow>> {
     sqlx::query_as::<_, ExpenseRow>(sqlx::AssertSqlSafe(format!(
         "{SELECT} WHERE e.company_id = $1 AND ($2 IS NULL OR e.supplier_id = $2) \
-         AND ($3 IS NULL OR e.id < $3) ORDER BY e.id DESC LIMIT $4"
+         AND ($3 IS NULL OR e.id < $3) ORDER BY e.id DESC LIMIT CAST($4 AS BIGINT)"
     )))
     .bind(company_id)
     .bind(supplier_id)

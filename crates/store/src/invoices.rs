@@ -592,7 +592,7 @@ pub async fn list(
          AND ($4 IS NULL OR series = $4) AND ($5 IS NULL OR corrected_invoice_id = $5) \
          AND ($6 IS NULL OR issued_at >= $6) AND ($7 IS NULL OR issued_at < $7) \
          AND ($11 IS NULL OR recurring_invoice_id = $11) {payment} \
-         AND ($8 IS NULL OR id < $8) AND CAST($10 AS BIGINT) IS NOT NULL ORDER BY id DESC LIMIT $9"
+         AND ($8 IS NULL OR id < $8) AND CAST($10 AS BIGINT) IS NOT NULL ORDER BY id DESC LIMIT CAST($9 AS BIGINT)"
     )))
     .bind(company_id)
     .bind(f.status)
@@ -684,7 +684,7 @@ pub async fn without_document(
     limit: i64,
 ) -> sqlx::Result<Vec<InvoiceRow>> {
     sqlx::query_as::<_, InvoiceRow>(sqlx::AssertSqlSafe(format!(
-        "SELECT {COLUMNS} FROM invoices WHERE {WITHOUT_DOCUMENT} ORDER BY id LIMIT $2"
+        "SELECT {COLUMNS} FROM invoices WHERE {WITHOUT_DOCUMENT} ORDER BY id LIMIT CAST($2 AS BIGINT)"
     )))
     .bind(after_id)
     .bind(limit)

@@ -51,7 +51,7 @@ pub async fn list(
     limit: i64,
 ) -> sqlx::Result<Vec<MemberRow>> {
     sqlx::query_as::<_, MemberRow>(sqlx::AssertSqlSafe(format!(
-        "{SELECT} AND ($2 IS NULL OR m.user_id < $2) ORDER BY m.user_id DESC LIMIT $3"
+        "{SELECT} AND ($2 IS NULL OR m.user_id < $2) ORDER BY m.user_id DESC LIMIT CAST($3 AS BIGINT)"
     )))
     .bind(company_id)
     .bind(before_user)

@@ -117,7 +117,7 @@ pub async fn list(
 ) -> sqlx::Result<Vec<ProformaRow>> {
     sqlx::query_as::<_, ProformaRow>(sqlx::AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM proformas WHERE company_id = $1 AND ($2 IS NULL OR recipient_id = $2) \
-         AND ($3 IS NULL OR id < $3) ORDER BY id DESC LIMIT $4"
+         AND ($3 IS NULL OR id < $3) ORDER BY id DESC LIMIT CAST($4 AS BIGINT)"
     )))
     .bind(company_id)
     .bind(recipient_id)

@@ -109,7 +109,7 @@ pub async fn list(
 ) -> sqlx::Result<Vec<RecurringRow>> {
     sqlx::query_as::<_, RecurringRow>(sqlx::AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM recurring_invoices WHERE company_id = $1 \
-         AND ($2 IS NULL OR id < $2) ORDER BY id DESC LIMIT $3"
+         AND ($2 IS NULL OR id < $2) ORDER BY id DESC LIMIT CAST($3 AS BIGINT)"
     )))
     .bind(company_id)
     .bind(before_id)
@@ -162,7 +162,7 @@ pub async fn due(
 ) -> sqlx::Result<Vec<RecurringRow>> {
     sqlx::query_as::<_, RecurringRow>(sqlx::AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM recurring_invoices WHERE next_run_date IS NOT NULL \
-         AND next_run_date <= $1 AND paused = 0 AND ($2 IS NULL OR id > $2) ORDER BY id LIMIT $3"
+         AND next_run_date <= $1 AND paused = 0 AND ($2 IS NULL OR id > $2) ORDER BY id LIMIT CAST($3 AS BIGINT)"
     )))
     .bind(today)
     .bind(after_id)

@@ -83,7 +83,7 @@ pub async fn list(
     limit: i64,
 ) -> sqlx::Result<Vec<ReportRow>> {
     sqlx::query_as::<_, ReportRow>(sqlx::AssertSqlSafe(format!(
-        "{SELECT} WHERE company_id = $1 AND ($2 IS NULL OR id < $2) ORDER BY id DESC LIMIT $3"
+        "{SELECT} WHERE company_id = $1 AND ($2 IS NULL OR id < $2) ORDER BY id DESC LIMIT CAST($3 AS BIGINT)"
     )))
     .bind(company_id)
     .bind(before_id)

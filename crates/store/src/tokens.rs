@@ -96,7 +96,7 @@ pub async fn list(
 ) -> sqlx::Result<Vec<TokenRow>> {
     sqlx::query_as::<_, TokenRow>(sqlx::AssertSqlSafe(format!(
         "{LIST} AND ($2 IS NULL OR t.id < $2) AND (t.expires_at IS NULL OR t.expires_at > $4) \
-         ORDER BY t.id DESC LIMIT $3"
+         ORDER BY t.id DESC LIMIT CAST($3 AS BIGINT)"
     )))
     .bind(company_id)
     .bind(before_id)

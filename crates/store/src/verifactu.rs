@@ -216,7 +216,7 @@ pub async fn next_pending(
 ) -> sqlx::Result<Vec<RecordRow>> {
     sqlx::query_as::<_, RecordRow>(sqlx::AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM verifactu_records WHERE company_id = $1 AND status = 'pending' \
-         ORDER BY seq LIMIT $2"
+         ORDER BY seq LIMIT CAST($2 AS BIGINT)"
     )))
     .bind(company_id)
     .bind(limit)

@@ -394,7 +394,7 @@ pub async fn list(
 ) -> sqlx::Result<Vec<EndpointRow>> {
     sqlx::query_as::<_, EndpointRow>(sqlx::AssertSqlSafe(format!(
         "SELECT {ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE company_id = $1 \
-         AND ($2 IS NULL OR id < $2) ORDER BY id DESC LIMIT $3"
+         AND ($2 IS NULL OR id < $2) ORDER BY id DESC LIMIT CAST($3 AS BIGINT)"
     )))
     .bind(company_id)
     .bind(before_id)
@@ -653,7 +653,7 @@ pub async fn list_deliveries(
 ) -> sqlx::Result<Vec<DeliveryRow>> {
     sqlx::query_as::<_, DeliveryRow>(sqlx::AssertSqlSafe(format!(
         "SELECT {DELIVERY_COLUMNS} FROM webhook_deliveries WHERE company_id = $1 \
-         AND endpoint_id = $2 AND ($3 IS NULL OR id < $3) ORDER BY id DESC LIMIT $4"
+         AND endpoint_id = $2 AND ($3 IS NULL OR id < $3) ORDER BY id DESC LIMIT CAST($4 AS BIGINT)"
     )))
     .bind(company_id)
     .bind(endpoint_id)
