@@ -306,6 +306,31 @@ fn stored_documents_round_trip_and_bad_ones_are_errors() {
         "the number lives in the row: {text}"
     );
     assert_eq!(stored::decode(&text, doc.frame()).unwrap(), doc);
+    // The same document with its keys in another order (the tag no longer first) is
+    // read the general way, to the same value.
+    let reordered =
+        serde_json::to_string(&serde_json::from_str::<serde_json::Value>(&text).unwrap()).unwrap();
+    assert!(!reordered.starts_with("{\"version\""), "{reordered}");
+    assert_eq!(stored::decode(&reordered, doc.frame()).unwrap(), doc);
+    // An unknown field is an error either way.
+    let extra = text.replacen(
+        "{\"version\":\"1\",",
+        "{\"version\":\"1\",\"surprise\":1,",
+        1,
+    );
+    assert_ne!(extra, text);
+    assert!(stored::decode(&extra, doc.frame()).is_err());
+    assert!(
+        stored::decode(
+            &extra.replacen("\"surprise\":1,", "", 1).replacen(
+                "\"version\":\"1\"",
+                "\"version\":\"2\"",
+                1
+            ),
+            doc.frame()
+        )
+        .is_err()
+    );
     assert!(stored::decode("{}", doc.frame()).is_err());
     assert!(stored::decode("{\"version\":\"2\"}", doc.frame()).is_err());
     let truncated = &text[..text.len() - 10];
