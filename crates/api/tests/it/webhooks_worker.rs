@@ -121,12 +121,7 @@ db_test!(invoice_sent_and_overdue_are_emitted_once_each, |app| {
     // Exactly those the API calls overdue.
     for id in [&late, &nothing_owed, &paid] {
         let status = app
-            .call(
-                "GET",
-                &format!("/v1/invoices/{id}"),
-                As::Human(&app.a),
-                None,
-            )
+            .get(&format!("/v1/invoices/{id}"), As::Human(&app.a))
             .await
             .expect(200)
             .json()["payment_status"]
