@@ -1,9 +1,10 @@
 //! What callers see of an invoice: the API view (an issued invoice's from its document, a
 //! draft's from its columns) and the document the PDF renders.
 
-use chrono::NaiveDate;
+use chrono::{DateTime, NaiveDate, Utc};
 use document::{Invoice as Doc, Party, TaxKind};
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 use store::invoices::{DraftDetails, InvoiceRow};
 
 use super::{corrupt, parse};
@@ -38,7 +39,8 @@ fn draft(r: InvoiceRow, lang: &str, now: i64) -> AppResult<Invoice> {
         &r.custom_placeholder_values_json,
     )?;
     let rates: Vec<ExchangeRateEntry> = parse(&what("exchange rates"), &r.exchange_rates_json)?;
-    let bank_accounts: Vec<Value> = parse(&what("bank accounts"), &r.bank_accounts_json)?;
+    let bank_accounts: Vec<document::BankAccount> =
+        parse(&what("bank accounts"), &r.bank_accounts_json)?;
     Ok(Invoice {
         lines: lines
             .into_iter()
@@ -46,7 +48,10 @@ fn draft(r: InvoiceRow, lang: &str, now: i64) -> AppResult<Invoice> {
             .collect(),
         custom_placeholder_values: placeholders,
         exchange_rates: rates,
-        bank_accounts,
+        bank_accounts: bank_accounts
+            .into_iter()
+            .map(BankAccountView::from)
+            .collect(),
         issuer: None,
         recipient: None,
         verifactu: r
@@ -65,34 +70,28 @@ fn draft(r: InvoiceRow, lang: &str, now: i64) -> AppResult<Invoice> {
 }
 
 fn issued(r: InvoiceRow, lang: &str, now: i64) -> AppResult<Invoice> {
-    let doc = super::of_row(&r)?;
-    let placeholders = doc
-        .presentation
-        .placeholders
-        .iter()
+    let mut doc = super::of_row(&r)?;
+    let placeholders = std::mem::take(&mut doc.presentation.placeholders)
+        .into_iter()
         .map(|p| PlaceholderValue {
-            key: p.key.clone(),
-            value: p.value.clone(),
+            key: p.key,
+            value: p.value,
         })
         .collect();
-    let rates = doc
-        .exchange_rates
-        .iter()
+    let rates = std::mem::take(&mut doc.exchange_rates)
+        .into_iter()
         .map(|x| ExchangeRateEntry {
-            from: x.from.clone(),
-            to: x.to.clone(),
-            rate: x.rate,
             date: x.date.map(|d| d.to_string()),
-            source: x.source.clone(),
+            from: x.from,
+            to: x.to,
+            rate: x.rate,
+            source: x.source,
         })
         .collect();
-    let bank_accounts = doc
-        .payment
-        .accounts
-        .iter()
-        .map(serde_json::to_value)
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| corrupt("bank account", e))?;
+    let bank_accounts = std::mem::take(&mut doc.payment.accounts)
+        .into_iter()
+        .map(BankAccountView::from)
+        .collect();
     let verifactu = doc
         .preceding
         .as_ref()
@@ -109,8 +108,8 @@ fn issued(r: InvoiceRow, lang: &str, now: i64) -> AppResult<Invoice> {
         custom_placeholder_values: placeholders,
         exchange_rates: rates,
         bank_accounts,
-        issuer: Some(issuer_json(&doc)),
-        recipient: Some(recipient_json(&doc.buyer)?),
+        issuer: Some(issuer_view(doc.seller, &mut doc.presentation)),
+        recipient: Some(recipient_view(doc.buyer)?),
         verifactu,
         buyer_reference: doc.buyer_reference,
         order_reference: doc.order_reference,
@@ -170,41 +169,152 @@ fn common(r: InvoiceRow, now: i64) -> AppResult<Invoice> {
     })
 }
 
-fn address_json(a: &document::Address) -> Value {
-    json!({
-        "lines": a.lines, "zipcode": a.zipcode, "city": a.city, "state": a.state,
-        "country": a.country,
+// The issuer, recipient and bank accounts of the view are typed, not `json!` trees: a list
+// page builds fifty of each, and a tree is a map insert per field and a second walk to
+// write it. Their fields are in alphabetical order, the order the trees wrote them in.
+
+/// A postal address as the invoice view shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct AddressView {
+    city: Option<String>,
+    country: String,
+    lines: Vec<String>,
+    state: Option<String>,
+    zipcode: Option<String>,
+}
+
+impl From<document::Address> for AddressView {
+    fn from(a: document::Address) -> Self {
+        Self {
+            city: a.city,
+            country: a.country,
+            lines: a.lines,
+            state: a.state,
+            zipcode: a.zipcode,
+        }
+    }
+}
+
+/// An electronic address (BT-34 / BT-49) as the invoice view shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct ElectronicAddressView {
+    id: String,
+    scheme: String,
+}
+
+fn electronic(a: Option<document::ElectronicAddress>) -> Option<ElectronicAddressView> {
+    a.map(|a| ElectronicAddressView {
+        id: a.id,
+        scheme: a.scheme,
     })
 }
 
 /// The seller as the invoice view shows it (the shape of the issuer snapshot).
-fn issuer_json(doc: &Doc) -> Value {
-    let s = &doc.seller;
-    json!({
-        "id": s.id, "name": s.name, "fiscal_id": s.tax_id, "vies_vat_id": s.vat_id,
-        "type": s.legal_form, "email": s.contact.email, "phone": s.contact.phone,
-        "contact_name": s.contact.name, "address": address_json(&s.address),
-        "electronic_address": s.electronic_address,
-        "footer_invoice_typst": doc.presentation.footer_typst,
-        "post_invoice_typst": doc.presentation.post_typst,
-    })
+#[derive(Debug, Clone, Serialize)]
+pub struct IssuerView {
+    address: AddressView,
+    contact_name: Option<String>,
+    electronic_address: Option<ElectronicAddressView>,
+    email: Option<String>,
+    fiscal_id: Option<String>,
+    footer_invoice_typst: Option<String>,
+    id: String,
+    name: String,
+    phone: Option<String>,
+    post_invoice_typst: Option<String>,
+    #[serde(rename = "type")]
+    legal_form: String,
+    vies_vat_id: Option<String>,
 }
 
 /// The buyer as the invoice view shows it (the shape of the entity at issue).
-fn recipient_json(b: &Party) -> AppResult<Value> {
+#[derive(Debug, Clone, Serialize)]
+pub struct RecipientView {
+    address: AddressView,
+    country: String,
+    #[serde(rename = "createdAt")]
+    created_at: DateTime<Utc>,
+    currency_code: String,
+    electronic_address: Option<ElectronicAddressView>,
+    email: Option<String>,
+    fiscal_id: Option<String>,
+    id: String,
+    is_business: bool,
+    name: String,
+    template: Option<Value>,
+    #[serde(rename = "type")]
+    legal_form: String,
+    #[serde(rename = "updatedAt")]
+    updated_at: Option<DateTime<Utc>>,
+    verifactu: Option<Value>,
+    vies_vat_id: Option<String>,
+}
+
+/// A bank account an invoice asks to be paid into, as the invoice view shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct BankAccountView {
+    bank_name: Option<String>,
+    bic: Option<String>,
+    currency_code: Option<String>,
+    iban: Option<String>,
+    id: Option<String>,
+    name: String,
+}
+
+impl From<document::BankAccount> for BankAccountView {
+    fn from(a: document::BankAccount) -> Self {
+        Self {
+            bank_name: a.bank_name,
+            bic: a.bic,
+            currency_code: a.currency_code,
+            iban: a.iban,
+            id: a.id,
+            name: a.name,
+        }
+    }
+}
+
+/// The seller as the invoice view shows it, with the document's Typst snippets.
+fn issuer_view(s: Party, presentation: &mut document::Presentation) -> IssuerView {
+    IssuerView {
+        address: s.address.into(),
+        contact_name: s.contact.name,
+        electronic_address: electronic(s.electronic_address),
+        email: s.contact.email,
+        fiscal_id: s.tax_id,
+        footer_invoice_typst: presentation.footer_typst.take(),
+        id: s.id,
+        name: s.name,
+        phone: s.contact.phone,
+        post_invoice_typst: presentation.post_typst.take(),
+        legal_form: s.legal_form,
+        vies_vat_id: s.vat_id,
+    }
+}
+
+/// The buyer as the invoice view shows it.
+fn recipient_view(b: Party) -> AppResult<RecipientView> {
     // Issuing always records the buyer's entity settings; a document without them is corrupt.
     let settings = b
         .settings
-        .clone()
         .ok_or_else(|| corrupt("invoice recipient", "an issued buyer without its settings"))?;
-    Ok(json!({
-        "id": b.id, "name": b.name, "type": b.legal_form, "country": b.country,
-        "fiscal_id": b.tax_id, "vies_vat_id": b.vat_id, "currency_code": settings.currency_code,
-        "email": b.contact.email, "address": address_json(&b.address),
-        "template": settings.template, "verifactu": settings.verifactu,
-        "electronic_address": b.electronic_address, "is_business": b.is_business,
-        "createdAt": ts(settings.created_at)?, "updatedAt": ts_opt(settings.updated_at)?,
-    }))
+    Ok(RecipientView {
+        address: b.address.into(),
+        country: b.country,
+        created_at: ts(settings.created_at)?,
+        currency_code: settings.currency_code,
+        electronic_address: electronic(b.electronic_address),
+        email: b.contact.email,
+        fiscal_id: b.tax_id,
+        id: b.id,
+        is_business: b.is_business,
+        name: b.name,
+        template: settings.template,
+        legal_form: b.legal_form,
+        updated_at: ts_opt(settings.updated_at)?,
+        verifactu: settings.verifactu,
+        vies_vat_id: b.vat_id,
+    })
 }
 
 /// The document the PDF renders.

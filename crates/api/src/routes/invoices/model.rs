@@ -198,7 +198,8 @@ pub struct Invoice {
     pub custom_placeholder_values: Vec<PlaceholderValue>,
     pub exchange_rates: Vec<ExchangeRateEntry>,
     /// Bank accounts snapshotted as payment instructions.
-    pub bank_accounts: Vec<serde_json::Value>,
+    #[schema(value_type = Vec<Object>)]
+    pub bank_accounts: Vec<crate::documents::views::BankAccountView>,
     pub invoice_number: Option<i64>,
     pub invoice_year: Option<i64>,
     pub issued_at: Option<DateTime<Utc>>,
@@ -216,10 +217,10 @@ pub struct Invoice {
     pub proforma_id: Option<String>,
     /// The issuer as the invoice states it (frozen at issue; `null` for drafts).
     #[schema(value_type = Option<Object>)]
-    pub issuer: Option<serde_json::Value>,
+    pub issuer: Option<crate::documents::views::IssuerView>,
     /// The recipient as the invoice states it (frozen at issue; `null` for drafts).
     #[schema(value_type = Option<Object>)]
-    pub recipient: Option<serde_json::Value>,
+    pub recipient: Option<crate::documents::views::RecipientView>,
     #[serde(rename = "createdAt")]
     pub created_at: DateTime<Utc>,
     #[serde(rename = "updatedAt")]

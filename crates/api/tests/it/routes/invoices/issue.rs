@@ -54,6 +54,51 @@ db_test!(draft_then_issue, |app| {
     assert_eq!(issued["recipient"]["name"], "Dublin Customer Ltd");
     assert_eq!(issued["issuer"]["name"], "Alpha Trading Ltd");
     assert_eq!(issued["total"], draft["total"]);
+    // The snapshots' shape, every field present (null when unset), as callers read them.
+    let keys =
+        |v: &serde_json::Value| -> Vec<String> { v.as_object().unwrap().keys().cloned().collect() };
+    assert_eq!(
+        keys(&issued["issuer"]),
+        [
+            "address",
+            "contact_name",
+            "electronic_address",
+            "email",
+            "fiscal_id",
+            "footer_invoice_typst",
+            "id",
+            "name",
+            "phone",
+            "post_invoice_typst",
+            "type",
+            "vies_vat_id"
+        ]
+    );
+    assert_eq!(
+        keys(&issued["recipient"]),
+        [
+            "address",
+            "country",
+            "createdAt",
+            "currency_code",
+            "electronic_address",
+            "email",
+            "fiscal_id",
+            "id",
+            "is_business",
+            "name",
+            "template",
+            "type",
+            "updatedAt",
+            "verifactu",
+            "vies_vat_id"
+        ]
+    );
+    assert_eq!(
+        keys(&issued["recipient"]["address"]),
+        ["city", "country", "lines", "state", "zipcode"]
+    );
+    assert!(issued["issuer"]["type"].is_string() && issued["recipient"]["createdAt"].is_string());
 
     // Issued invoices are immutable and numbered once.
     for (method, body) in [
