@@ -293,7 +293,7 @@ async fn try_deliver(ctx: &Context, job: &Job, p: &DeliverJob) -> Result<(), Job
     let invoice = store::invoices::get(&mut conn, &d.company_id, &invoice_id)
         .await?
         .ok_or_else(|| JobError::Permanent(format!("invoice {} does not exist", d.invoice_id)))?;
-    if d.kind == "reminder" && invoice.total > 0 && invoice.paid_minor >= invoice.total {
+    if d.kind == "reminder" && invoice.paid_minor >= invoice.total {
         return Err(JobError::Permanent(
             "the invoice was paid before the reminder went out; not sent".into(),
         ));

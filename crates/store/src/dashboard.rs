@@ -263,7 +263,7 @@ pub async fn invoice_counts(
 /// Payment state of an ordinary invoice as the counts see it: (paid, partially paid).
 fn payment_state(total: i64, paid_minor: i64) -> (i64, i64) {
     (
-        i64::from(total > 0 && paid_minor >= total),
+        i64::from(paid_minor >= total),
         i64::from(paid_minor > 0 && paid_minor < total),
     )
 }
@@ -526,7 +526,7 @@ pub async fn rebuild(conn: &mut AnyConnection, company_id: &crate::CompanyId) ->
          SELECT company_id, \
          SUM(CASE WHEN series = 'invoice' THEN 1 ELSE 0 END), \
          SUM(CASE WHEN series = 'corrective' THEN 1 ELSE 0 END), \
-         SUM(CASE WHEN series = 'invoice' AND total > 0 AND paid_minor >= total THEN 1 ELSE 0 END), \
+         SUM(CASE WHEN series = 'invoice' AND paid_minor >= total THEN 1 ELSE 0 END), \
          SUM(CASE WHEN series = 'invoice' AND paid_minor > 0 AND paid_minor < total THEN 1 ELSE 0 END), \
          SUM(CASE WHEN series = 'invoice' AND EXISTS (SELECT 1 FROM invoices c \
              WHERE c.corrected_invoice_id = i.id AND c.status = 'issued') THEN 1 ELSE 0 END) \

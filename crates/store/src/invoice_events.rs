@@ -36,11 +36,9 @@ pub fn invoice_data(r: &InvoiceRow) -> sqlx::Result<serde_json::Value> {
 /// status) and were not announced yet, of companies with an enabled endpoint for the
 /// event: `(company_id, id, due_date)`, oldest due first, at most `$3`.
 ///
-/// Read per company with such an endpoint over two partial indexes, never by reading
-/// every invoice: the owed ones (`paid_minor < total`) over `invoices_unpaid_due`, and
-/// those with nothing to pay (`total <= 0`, owed for the payment status until paid)
-/// over `invoices_nothing_owed_due`. Together they are `NOT (total > 0 AND paid_minor
-/// >= total)`, each row once.
+/// Read per company with such an endpoint over the partial index `invoices_unpaid_due`
+/// (its condition, `paid_minor < total`, repeated word for word), never by reading every
+/// invoice.
 #[doc(hidden)]
 pub const NEWLY_OVERDUE: &str = "\
     SELECT i.company_id, i.id, i.due_date FROM invoices i \
@@ -49,15 +47,7 @@ pub const NEWLY_OVERDUE: &str = "\
     AND i.status = 'issued' AND i.series = 'invoice' AND i.paid_minor < i.total \
     AND i.due_date IS NOT NULL AND i.due_date < $1 AND i.due_date >= $2 \
     AND NOT EXISTS (SELECT 1 FROM invoice_overdue_events o WHERE o.invoice_id = i.id) \
-    UNION ALL \
-    SELECT i.company_id, i.id, i.due_date FROM invoices i \
-    WHERE i.company_id IN (SELECT w.company_id FROM webhook_endpoints w \
-        WHERE w.enabled = 1 AND w.events LIKE '%\"invoice.overdue\"%') \
-    AND i.status = 'issued' AND i.series = 'invoice' AND i.total <= 0 \
-    AND i.paid_minor >= i.total \
-    AND i.due_date IS NOT NULL AND i.due_date < $1 AND i.due_date >= $2 \
-    AND NOT EXISTS (SELECT 1 FROM invoice_overdue_events o WHERE o.invoice_id = i.id) \
-    ORDER BY due_date, id LIMIT CAST($3 AS BIGINT)";
+    ORDER BY i.due_date, i.id LIMIT CAST($3 AS BIGINT)";
 
 /// [`NEWLY_OVERDUE`] at `now`: `(company_id, invoice_id)`, oldest due first.
 pub async fn newly_overdue(

@@ -558,20 +558,18 @@ pub struct Filter<'a> {
 /// `api::routes::invoices::payments::payment_status` decides it for one invoice.
 fn payment_condition(status: &str) -> &'static str {
     match status {
-        "paid" => {
-            "AND status = 'issued' AND series = 'invoice' AND total > 0 AND paid_minor >= total"
-        }
+        "paid" => "AND status = 'issued' AND series = 'invoice' AND paid_minor >= total",
         "overdue" => {
-            "AND status = 'issued' AND series = 'invoice' AND NOT (total > 0 AND paid_minor >= total) \
+            "AND status = 'issued' AND series = 'invoice' AND paid_minor < total \
              AND due_date IS NOT NULL AND due_date < $10"
         }
         "partially_paid" => {
             "AND status = 'issued' AND series = 'invoice' AND paid_minor > 0 \
-             AND NOT (total > 0 AND paid_minor >= total) AND (due_date IS NULL OR due_date >= $10)"
+             AND paid_minor < total AND (due_date IS NULL OR due_date >= $10)"
         }
         "unpaid" => {
             "AND status = 'issued' AND series = 'invoice' AND paid_minor <= 0 \
-             AND NOT (total > 0 AND paid_minor >= total) AND (due_date IS NULL OR due_date >= $10)"
+             AND paid_minor < total AND (due_date IS NULL OR due_date >= $10)"
         }
         _ => "AND 1 = 0",
     }

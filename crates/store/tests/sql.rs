@@ -366,8 +366,8 @@ both_engines!(
 );
 
 // The worker's overdue pass (every `INVOICING_SCHEDULE_SECONDS`) reads only the invoices
-// due in the window of the companies with an `invoice.overdue` endpoint, over the two
-// partial indexes, never the whole invoices table: that read took 24 s of every 30 on
+// due in the window of the companies with an `invoice.overdue` endpoint, over the
+// partial index of unpaid invoices, never the whole invoices table: that read took 24 s of every 30 on
 // SQLite at 200,000 invoices, and the service's own reads waited for the disk meanwhile.
 both_engines!(the_overdue_pass_reads_through_its_indexes, |t| {
     let p = plan(
@@ -378,9 +378,10 @@ both_engines!(the_overdue_pass_reads_through_its_indexes, |t| {
             .replace("$3", "100"),
     )
     .await;
-    for index in ["invoices_unpaid_due", "invoices_nothing_owed_due"] {
-        assert!(p.contains(index), "the pass uses {index}:\n{p}");
-    }
+    assert!(
+        p.contains("invoices_unpaid_due"),
+        "the pass uses invoices_unpaid_due:\n{p}"
+    );
     let whole_table = match t.db.backend() {
         Backend::Sqlite => p.lines().any(|l| l.contains("SCAN i")),
         Backend::Postgres => p.contains("Seq Scan on invoices"),

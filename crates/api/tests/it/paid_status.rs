@@ -146,3 +146,40 @@ db_test!(
         assert!(r.text().contains("payment_status"), "{}", r.text());
     }
 );
+
+// An invoice with nothing to pay is paid as soon as it is issued, in the view, the list
+// filter and the dashboard alike: no payment can be recorded against it, so calling it
+// `unpaid` (then `overdue` for ever) would leave it owed with no way to settle it.
+db_test!(an_invoice_with_nothing_to_pay_is_paid_everywhere, |app| {
+    app.set_time("2026-03-01T12:00:00Z");
+    app.settle(&app.a).await;
+    let c = app.entity(&app.a, irish_customer()).await;
+    let (free, total) = issued(&app, &c, "2026-03-02", 0).await;
+    assert_eq!(total, 0);
+    let (owed, _) = issued(&app, &c, "2026-03-02", 10000).await;
+
+    // After the due date: the free one is paid, the other overdue, wherever one looks.
+    app.set_time("2026-03-10T00:00:00Z");
+    for (id, status) in [(&free, "paid"), (&owed, "overdue")] {
+        let inv = app
+            .get(&format!("/v1/invoices/{id}"), As::Ai(&app.a))
+            .await
+            .expect(200)
+            .json();
+        assert_eq!(inv["payment_status"], status, "{id}");
+    }
+    assert_eq!(listed(&app, "paid").await, vec![free.clone()]);
+    assert_eq!(listed(&app, "overdue").await, vec![owed.clone()]);
+    assert!(listed(&app, "unpaid").await.is_empty());
+    let d = app
+        .get("/v1/dashboard", As::Ai(&app.a))
+        .await
+        .expect(200)
+        .json()["invoice_counts"]
+        .clone();
+    assert_eq!(
+        (&d["unpaid"], &d["paid"], &d["overdue"]),
+        (&json!(0), &json!(1), &json!(1)),
+        "{d}"
+    );
+});

@@ -45,9 +45,8 @@ db_test!(invoice_sent_and_overdue_are_emitted_once_each, |app| {
     customer["email"] = json!("ap@dublin.example");
     let c = app.entity(&app.a, customer).await;
     let mut issued = Vec::new();
-    // The third has nothing to pay; the payment status still counts it as owed until a
-    // payment is recorded, so it is overdue as well (over the pass's other index).
-    for price in [10000, 10000, 0] {
+    // The third has nothing to pay: paid when issued, so never overdue. The fourth is owed.
+    for price in [10000, 10000, 0, 5000] {
         let d = app
             .draft(
                 &app.a,
@@ -56,10 +55,11 @@ db_test!(invoice_sent_and_overdue_are_emitted_once_each, |app| {
             .await;
         issued.push(app.issue(&app.a, d["id"].as_str().unwrap()).await);
     }
-    let (late, paid, nothing_owed) = (
+    let (late, paid, nothing_owed, also_late) = (
         issued[0]["id"].as_str().unwrap().to_owned(),
         issued[1]["id"].as_str().unwrap().to_owned(),
         issued[2]["id"].as_str().unwrap().to_owned(),
+        issued[3]["id"].as_str().unwrap().to_owned(),
     );
     assert_eq!(issued[2]["total"], 0);
     app.call(
@@ -115,18 +115,18 @@ db_test!(invoice_sent_and_overdue_are_emitted_once_each, |app| {
         .map(|e| e.json()["data"]["id"].as_str().unwrap().to_owned())
         .collect();
     announced.sort();
-    let mut owed = vec![late.clone(), nothing_owed.clone()];
+    let mut owed = vec![late.clone(), also_late.clone()];
     owed.sort();
-    assert_eq!(announced, owed, "the unpaid ones, not the paid one");
+    assert_eq!(announced, owed, "the unpaid ones, not the paid ones");
     // Exactly those the API calls overdue.
-    for id in [&late, &nothing_owed, &paid] {
+    for id in [&late, &also_late, &nothing_owed, &paid] {
         let status = app
             .get(&format!("/v1/invoices/{id}"), As::Human(&app.a))
             .await
             .expect(200)
             .json()["payment_status"]
             .clone();
-        assert_eq!(status == "overdue", id != &paid, "{id}: {status}");
+        assert_eq!(status == "overdue", owed.contains(id), "{id}: {status}");
     }
     // Signed with the service's clock as the worker sent each one (a worker reading the
     // system clock would sign with today's time instead).

@@ -118,14 +118,17 @@ pub async fn delete_payment(
     Ok(StatusCode::NO_CONTENT)
 }
 
-/// `unpaid`, `partially_paid`, `paid` or `overdue` for an issued ordinary invoice.
+/// `unpaid`, `partially_paid`, `paid` or `overdue` for an issued ordinary invoice. `paid`
+/// once nothing is left to pay, so an invoice with a total of zero (or less) is paid when
+/// issued; the same condition (`paid_minor >= total`) as the list filter, the dashboard's
+/// counts, reminders and the overdue webhook.
 pub fn payment_status(r: &store::invoices::InvoiceRow, now: i64) -> Option<&'static str> {
     if r.status != store::invoices::InvoiceStatus::Issued
         || r.series != store::invoices::Series::Invoice
     {
         return None;
     }
-    Some(if r.total > 0 && r.paid_minor >= r.total {
+    Some(if r.paid_minor >= r.total {
         "paid"
     } else if r.due_date.is_some_and(|d| d < now) {
         "overdue"
