@@ -377,14 +377,18 @@ pub async fn snapshot_for_invoice(
     conn: &mut sqlx::AnyConnection,
     company_id: &store::CompanyId,
     ids: &[String],
-) -> crate::workflows::AppResult<Vec<serde_json::Value>> {
+) -> crate::workflows::AppResult<Vec<document::BankAccount>> {
     let mut out = Vec::new();
     for id in ids.iter().take(10) {
         if let Some(a) = store::bank_accounts::get(conn, company_id, id).await? {
-            out.push(serde_json::json!({
-                "id": a.id, "name": a.name, "bank_name": a.bank_name, "iban": a.iban,
-                "bic": a.bic, "currency_code": a.currency_code,
-            }));
+            out.push(document::BankAccount {
+                id: Some(a.id),
+                name: a.name,
+                bank_name: a.bank_name,
+                iban: a.iban,
+                bic: a.bic,
+                currency_code: Some(a.currency_code),
+            });
         }
     }
     Ok(out)
