@@ -300,6 +300,27 @@ pub async fn claim(
         placeholders.join(", ")
     );
     let now = crate::now_micros();
+    // A look first, without the writer: an idle worker polls twice a second, and on SQLite
+    // a write transaction that finds nothing would still queue behind (and hold up) every
+    // request's write. What it reads may be stale by the time a write transaction would
+    // begin; a job that became due meanwhile is claimed at the next poll.
+    let kinds_in: Vec<String> = (0..kinds.len()).map(|i| format!("${}", i + 2)).collect();
+    let mut look = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "SELECT 1 WHERE EXISTS (SELECT 1 FROM jobs WHERE status = 'running' AND locked_until < $1) \
+         OR EXISTS (SELECT 1 FROM jobs WHERE status = 'queued' AND run_at <= $1 AND kind IN ({}))",
+        kinds_in.join(", ")
+    )))
+    .bind(now);
+    for kind in kinds {
+        look = look.bind(*kind);
+    }
+    if look
+        .fetch_optional(&mut *db.acquire().await?)
+        .await?
+        .is_none()
+    {
+        return Ok(None);
+    }
     let mut tx = db.begin_write().await?;
     // Leases that ran out: their workers died. Back in line, attempts kept (the claim
     // counts another; a job whose workers keep dying is parked by the worker).

@@ -273,6 +273,38 @@ both_engines!(claims_go_by_class_then_by_turn, |t| {
     );
 });
 
+// A worker with nothing to claim does not wait for the writer: while a request holds it
+// (on SQLite the single writer; on PostgreSQL a lock that stops any write to the jobs
+// table), a claim that finds no due job of its kinds answers at once, and once the writer
+// is free a due job is claimed as before.
+both_engines!(an_idle_claim_does_not_wait_for_the_writer, |t| {
+    let other_kind = enqueue(&t.db, jobs::kind::REPORT_RENDER, Some("busy")).await;
+    let mut held = t.db.begin_write().await.expect("begin");
+    if t.db.backend() == Backend::Postgres {
+        held.conn()
+            .execute("LOCK TABLE jobs IN EXCLUSIVE MODE")
+            .await
+            .expect("lock the jobs table");
+    }
+    let lease = store::now_micros() + 60_000_000;
+    // A hang guard, not a timing assertion: before the look-first, this claim waited for
+    // the held writer, which is given back only after it.
+    let idle = tokio::time::timeout(
+        std::time::Duration::from_secs(30),
+        jobs::claim(&t.db, "w", &[jobs::kind::EMAIL_SEND], lease),
+    )
+    .await
+    .expect("an idle claim answers without waiting for the writer")
+    .expect("claim");
+    assert!(idle.is_none(), "no job of its kinds is due");
+    held.rollback().await.expect("rollback");
+    let due = jobs::claim(&t.db, "w", &[jobs::kind::REPORT_RENDER], lease)
+        .await
+        .expect("claim")
+        .expect("the due job is claimed once the writer is free");
+    assert_eq!(due.id, other_kind);
+});
+
 /// The query plan of `sql` (SQLite's EXPLAIN QUERY PLAN, PostgreSQL's EXPLAIN), one line per row.
 async fn plan(db: &Db, sql: &str) -> String {
     let mut conn = db.pool().acquire().await.expect("connection");
