@@ -16,11 +16,12 @@ struct TestDb {
 }
 
 impl TestDb {
-    async fn sqlite() -> Self {
+    /// SQLite migrated up to and including migration `upto` (all of them with `None`).
+    async fn sqlite_upto(upto: Option<i64>) -> Self {
         let dir = tempfile::tempdir().expect("temp dir");
         let url = format!("sqlite://{}", dir.path().join("store.db").display());
         let db = Db::connect(&url).await.expect("connect to SQLite");
-        db.migrate().await.expect("migrate SQLite");
+        migrate_upto(&db, upto).await;
         Self {
             db,
             cleanup: None,
@@ -30,6 +31,11 @@ impl TestDb {
 
     /// `None` (with a warning) when no PostgreSQL answers and none is required.
     async fn postgres() -> Option<Self> {
+        Self::postgres_upto(None).await
+    }
+
+    /// Like [`TestDb::postgres`], migrated up to and including migration `upto`.
+    async fn postgres_upto(upto: Option<i64>) -> Option<Self> {
         let admin = std::env::var("INVOICING_TEST_POSTGRES_URL")
             .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".to_owned());
         let mut conn = match sqlx::PgConnection::connect(&admin).await {
@@ -48,7 +54,7 @@ impl TestDb {
         let db = Db::connect(&format!("{base}/{name}"))
             .await
             .expect("connect to PostgreSQL");
-        db.migrate().await.expect("migrate PostgreSQL");
+        migrate_upto(&db, upto).await;
         Some(Self {
             db,
             cleanup: Some((admin, name)),
@@ -83,22 +89,59 @@ impl TestDb {
     }
 }
 
+/// Applies the store's migrations up to and including `upto` (all with `None`), as a
+/// database of an earlier release would have them: from a copy of the migrations
+/// directory holding only those files.
+async fn migrate_upto(db: &Db, upto: Option<i64>) {
+    let Some(upto) = upto else {
+        db.migrate().await.expect("migrate");
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let all = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
+    for entry in std::fs::read_dir(&all).expect("the migrations") {
+        let path = entry.expect("a migration").path();
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        let version: i64 = name
+            .split('_')
+            .next()
+            .unwrap_or_default()
+            .parse()
+            .unwrap_or(i64::MAX);
+        if version <= upto {
+            std::fs::copy(&path, dir.path().join(name)).expect("copy a migration");
+        }
+    }
+    sqlx::migrate::Migrator::new(dir.path())
+        .await
+        .expect("read the migrations")
+        .run(db.pool())
+        .await
+        .expect("migrate to the earlier release");
+}
+
 /// Runs `body` on a fresh SQLite database and on a fresh PostgreSQL database.
 macro_rules! both_engines {
     ($name:ident, |$db:ident| $body:block) => {
+        both_engines!($name, upto None, |$db| $body);
+    };
+    ($name:ident, upto $upto:expr, |$db:ident| $body:block) => {
         mod $name {
             use super::*;
 
             #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
             async fn sqlite() {
-                let $db = TestDb::sqlite().await;
+                let $db = TestDb::sqlite_upto($upto).await;
                 $body
                 $db.drop_db().await;
             }
 
             #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
             async fn postgres() {
-                let Some($db) = TestDb::postgres().await else { return };
+                let Some($db) = TestDb::postgres_upto($upto).await else { return };
                 $body
                 $db.drop_db().await;
             }
@@ -303,6 +346,72 @@ both_engines!(an_idle_claim_does_not_wait_for_the_writer, |t| {
         .expect("claim")
         .expect("the due job is claimed once the writer is free");
     assert_eq!(due.id, other_kind);
+});
+
+// Migration 0024 on a database that already holds invoices with nothing to pay: the
+// dashboard's stored counts, as the release before left them (a zero-total invoice counted
+// issued but neither paid nor unpaid), come out as a rebuild from the invoices makes them.
+both_engines!(nothing_to_pay_is_paid_in_counts_kept_before_it, upto Some(23), |t| {
+    let company = t.company().await;
+    let mut conn = t.db.pool().acquire().await.expect("connection");
+    sqlx::query(
+        "INSERT INTO entities (id, company_id, name, entity_type, country, currency_code, \
+         address_json, created_at) VALUES ('customer', $1, 'Customer', 'IE:LTD', 'IE', 'EUR', '{}', 0)",
+    )
+    .bind(&company)
+    .execute(&mut *conn)
+    .await
+    .expect("a customer");
+    // Paid in full, nothing to pay (a zero total), owed and unpaid.
+    for (id, number, total, paid) in [("paid", 1, 1000, 1000), ("zero", 2, 0, 0), ("owed", 3, 500, 0)] {
+        sqlx::query(
+            "INSERT INTO invoices (id, company_id, recipient_id, series, status, origin, supply_type, \
+             currency_code, invoice_number, invoice_year, reference, issued_at, net_total, tax_total, \
+             withholding_total, total, line_count, lines_json, created_at, paid_minor) \
+             VALUES ($1, $2, 'customer', 'invoice', 'issued', 'api', 'services', 'EUR', $3, 2026, $1, 0, \
+             $4, 0, 0, $4, 1, '[]', 0, $5)",
+        )
+        .bind(id)
+        .bind(&company)
+        .bind(number)
+        .bind(total)
+        .bind(paid)
+        .execute(&mut *conn)
+        .await
+        .expect("an issued invoice");
+    }
+    sqlx::query(
+        "INSERT INTO dashboard_counts (company_id, issued, corrective, paid, partially_paid, corrected) \
+         VALUES ($1, 3, 0, 1, 0, 0)",
+    )
+    .bind(&company)
+    .execute(&mut *conn)
+    .await
+    .expect("the counts the release before kept");
+    drop(conn);
+
+    t.db.migrate().await.expect("migrate to this release");
+    let mut conn = t.db.pool().acquire().await.expect("connection");
+    let now = store::now_micros();
+    let migrated = store::dashboard::invoice_counts(&mut conn, &company, now)
+        .await
+        .expect("counts");
+    assert_eq!(
+        (migrated.issued, migrated.paid, migrated.unpaid, migrated.overdue),
+        (3, 2, 1, 0),
+        "the zero-total invoice is counted paid: {migrated:?}"
+    );
+    store::dashboard::rebuild(&mut conn, &company)
+        .await
+        .expect("rebuild");
+    let rebuilt = store::dashboard::invoice_counts(&mut conn, &company, now)
+        .await
+        .expect("counts");
+    assert_eq!(
+        format!("{migrated:?}"),
+        format!("{rebuilt:?}"),
+        "the migrated counts are what a rebuild from the invoices makes"
+    );
 });
 
 /// The query plan of `sql` (SQLite's EXPLAIN QUERY PLAN, PostgreSQL's EXPLAIN), one line per row.
