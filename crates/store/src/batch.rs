@@ -13,7 +13,8 @@
 //!
 //! On PostgreSQL the statements of one `WITH` take their row locks in no set order: two
 //! batches that lock the same rows can deadlock, so a lock that orders writers (a counter
-//! row) is taken by a statement of its own before the batch.
+//! row) is taken either by a statement of its own before the batch, or by the batch's first
+//! statement with every later insert made to wait for it ([`Batch::after_first`]).
 
 use futures::TryStreamExt;
 use sqlx::{
@@ -30,7 +31,14 @@ pub struct Batch {
     params: usize,
     /// The first value that could not be encoded.
     failed: Option<String>,
+    /// Whether every later `INSERT ... VALUES` runs after the first statement
+    /// ([`Batch::after_first`]).
+    after_first: bool,
 }
+
+/// What the first statement of a batch is called on PostgreSQL, where it is the clause
+/// `w1` of one `WITH`: a later statement may read its `RETURNING` rows from it.
+pub const FIRST: &str = "w1";
 
 impl Batch {
     /// An empty batch.
@@ -59,6 +67,21 @@ impl Batch {
         if let Err(e) = self.args.add(value) {
             self.failed.get_or_insert_with(|| e.to_string());
         }
+        self
+    }
+
+    /// Makes every `INSERT INTO t (...) VALUES (...)` pushed after the first statement run
+    /// after it on PostgreSQL, so the first statement's row lock is the batch's first.
+    ///
+    /// The clauses of one `WITH` run in no set order (a clause no other reads runs last,
+    /// those in reverse), so two batches that lock the same rows, as two issues of one
+    /// company lock its counter and its dashboard rows, could each hold a row the other
+    /// waits for. Here each such insert reads its values from the first clause
+    /// (`INSERT INTO t (...) SELECT ... FROM w1`), which makes PostgreSQL run the first
+    /// statement before it; the first must then return exactly one row. SQLite runs the
+    /// statements in order anyway and is not changed.
+    pub fn after_first(&mut self) -> &mut Self {
+        self.after_first = true;
         self
     }
 
@@ -122,7 +145,15 @@ impl Batch {
             )));
         }
         let postgres = conn.backend_name().eq_ignore_ascii_case("postgresql");
-        Ok(Some((join(&self.statements, postgres), self.args)))
+        let mut statements = self.statements;
+        if postgres && self.after_first {
+            for s in statements.iter_mut().skip(1) {
+                if let Some(ordered) = values_from(s, FIRST) {
+                    *s = ordered;
+                }
+            }
+        }
+        Ok(Some((join(&statements, postgres), self.args)))
     }
 }
 
@@ -213,6 +244,45 @@ fn join(statements: &[String], postgres: bool) -> String {
     }
 }
 
+/// `INSERT INTO t (...) VALUES (v...) rest` as `INSERT INTO t (...) SELECT v... FROM
+/// from rest`, for one row of values; `None` for any other statement.
+fn values_from(sql: &str, from: &str) -> Option<String> {
+    if !sql.trim_start().starts_with("INSERT INTO") {
+        return None;
+    }
+    let start = sql.find(" VALUES (")?;
+    let open = start + " VALUES (".len();
+    // The parenthesis that closes the row, outside quoted text.
+    let mut depth = 1usize;
+    let mut quoted = false;
+    let mut close = None;
+    for (i, c) in sql[open..].char_indices() {
+        match c {
+            '\'' => quoted = !quoted,
+            '(' if !quoted => depth += 1,
+            ')' if !quoted => {
+                depth -= 1;
+                if depth == 0 {
+                    close = Some(open + i);
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    let close = close?;
+    // A second row of values: not one row, left as it is.
+    if sql[close + 1..].trim_start().starts_with(',') {
+        return None;
+    }
+    Some(format!(
+        "{} SELECT {} FROM {from}{}",
+        &sql[..start],
+        &sql[open..close],
+        &sql[close + 1..]
+    ))
+}
+
 /// Shifts every `$n` of `sql` by `offset`; returns the text and the highest `n` seen.
 fn renumber(sql: &str, offset: usize) -> (String, usize) {
     let mut out = String::with_capacity(sql.len() + 16);
@@ -247,6 +317,25 @@ fn renumber(sql: &str, offset: usize) -> (String, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn inserts_after_the_first_read_their_values_from_it() {
+        assert_eq!(
+            values_from(
+                "INSERT INTO t (a, b) VALUES ($1, COALESCE($2, 'x)')) ON CONFLICT (a) DO NOTHING",
+                "w1"
+            )
+            .as_deref(),
+            Some(
+                "INSERT INTO t (a, b) SELECT $1, COALESCE($2, 'x)') FROM w1 ON CONFLICT (a) DO NOTHING"
+            )
+        );
+        assert_eq!(values_from("UPDATE t SET a = 1", "w1"), None);
+        assert_eq!(
+            values_from("INSERT INTO t (a) VALUES ($1), ($2)", "w1"),
+            None
+        );
+    }
 
     #[test]
     fn renumbers_parameters_after_the_earlier_statements() {

@@ -455,8 +455,9 @@ pub async fn record_payment(
     delta: i64,
 ) -> sqlx::Result<()> {
     let invoice: Option<(i64, i64, Option<i64>)> = sqlx::query_as(
-        "SELECT total, paid_minor, due_date FROM invoices WHERE company_id = $1 AND id = $2 \
-         AND status = 'issued' AND series = 'invoice'",
+        // By the primary key alone (see `invoices::by_id`).
+        "SELECT total, paid_minor, due_date FROM invoices WHERE id = $2 \
+         AND (company_id = $1 AND status = 'issued' AND series = 'invoice') IS TRUE",
     )
     .bind(company_id)
     .bind(invoice_id)

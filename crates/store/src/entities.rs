@@ -107,7 +107,8 @@ pub async fn get(
 pub(crate) fn recipient_of_invoice_sql(company: &str, invoice: &str) -> String {
     format!(
         "SELECT {COLUMNS} FROM entities WHERE company_id = {company} AND id = \
-         (SELECT recipient_id FROM invoices WHERE company_id = {company} AND id = {invoice})"
+         (SELECT recipient_id FROM invoices WHERE {})",
+        crate::invoices::by_id(company, invoice)
     )
 }
 

@@ -198,8 +198,23 @@ pub struct NumberedDraft {
     pub webhook_endpoints: i64,
 }
 
+/// The condition that finds one invoice of a company, `company` and `id` given as
+/// parameters (`$1`, `$3`...), by its primary key alone: the company is checked on the row
+/// found, not used to find it.
+///
+/// Written plainly (`company_id = $1 AND id = $2`), PostgreSQL may take any index that
+/// begins with `company_id` for it, `invoices_recurring (company_id, recurring_invoice_id,
+/// id)` say, and read every entry of the company in it to find the one row: when its
+/// statistics were taken on a small table (a new database, a company that grew since),
+/// those indexes all cost the same as the primary key to it. Seen with `auto_explain` on a
+/// fresh database under create+issue: the invoice read of each issue touched 369 buffers on
+/// average, the recipient read 324, instead of 2 to 4, and more with every invoice added.
+pub fn by_id(company: &str, id: &str) -> String {
+    format!("id = {id} AND (company_id = {company}) IS TRUE")
+}
+
 /// The condition that finds one draft of a company, `$1` the company and `$2` the id, by
-/// its primary key alone.
+/// its primary key alone (as [`by_id`]).
 ///
 /// Written plainly (`company_id = $1 AND id = $2 AND status = 'draft'`), PostgreSQL may
 /// look the row up through an index on `(company_id, status, ...)` and read every draft of
@@ -278,10 +293,14 @@ pub async fn update(conn: &mut AnyConnection, r: &InvoiceRow) -> sqlx::Result<()
 /// the connection's thread and back while the single writer is held): the counter's upsert
 /// comes first in the batch, and the update reads the number from the counter's row (the
 /// statements run in order) and renders the reference from it in SQL, its texts bound as
-/// values. On PostgreSQL the number is taken first, by a statement of its own
-/// ([`crate::counters::next`]): its row lock orders the issuers of a company before they
-/// touch the rollups, which the statements of one `WITH` would lock in no set order (two
-/// issues of one draft deadlocked that way).
+/// values. On PostgreSQL the batch is one statement whose clauses run in no set order, and
+/// the counter's row lock must order the issuers of a company before they touch the rollups
+/// (two issues of one draft deadlocked otherwise): an ordinary invoice's counter upsert is
+/// the batch's first clause and every rollup reads its values from it
+/// ([`Batch::after_first`]), so the number, the rollups and the invoice go in one round trip
+/// and the counter is held for one round trip less; a corrective invoice's number is taken
+/// first by a statement of its own ([`crate::counters::next`]), since its rollups read the
+/// invoices it corrects, which must wait for that lock.
 pub async fn store_issued(
     conn: &mut AnyConnection,
     r: &mut InvoiceRow,
@@ -290,12 +309,27 @@ pub async fn store_issued(
 ) -> sqlx::Result<Option<i64>> {
     let year = r.invoice_year.unwrap_or_default();
     let mut batch = Batch::new();
-    let numbered_here = !conn.backend_name().eq_ignore_ascii_case("postgresql");
-    if numbered_here {
+    let postgres = conn.backend_name().eq_ignore_ascii_case("postgresql");
+    // Where the number comes from when it is taken in the batch (`None`: taken already).
+    let numbered_here = if !postgres {
+        Some(Counter::Table)
+    } else if r.series == Series::Invoice {
+        Some(Counter::FirstClause)
+    } else {
+        None
+    };
+    if let Some(counter) = numbered_here {
         r.invoice_number = None;
         r.reference = None;
+        let take = match counter {
+            Counter::Table => crate::counters::TAKE.to_owned(),
+            Counter::FirstClause => {
+                batch.after_first();
+                format!("{} RETURNING next_number - 1 AS n", crate::counters::TAKE)
+            }
+        };
         batch
-            .push(crate::counters::TAKE)
+            .push(&take)
             .bind(r.company_id.as_str())
             .bind(r.series.as_str())
             .bind(year)
@@ -313,7 +347,7 @@ pub async fn store_issued(
         &mut batch,
         r,
         Update::Issued {
-            numbered_here: numbered_here.then_some(reference),
+            numbered_here: numbered_here.map(|counter| (reference, counter)),
         },
         stamp,
     );
@@ -328,21 +362,32 @@ pub async fn store_issued(
     }
 }
 
+/// Where an issue that takes its number in its batch reads it from.
+#[derive(Clone, Copy)]
+enum Counter {
+    /// The counter's row, moved by an earlier statement of the batch (SQLite, whose
+    /// statements run in order and each see the last one's changes).
+    Table,
+    /// The `RETURNING n` of the batch's first clause (PostgreSQL, whose clauses of one
+    /// `WITH` share one snapshot: the table would show the number before the move).
+    FirstClause,
+}
+
 /// Which update [`push_update`] writes.
 #[derive(Clone, Copy)]
 enum Update<'a> {
     /// The row as it is.
     Draft,
     /// A draft being issued: written only if it is still the draft of `r.updated_at`;
-    /// returns its number and reference. With `numbered_here`, the parts of its reference:
-    /// the number is the one the batch's counter upsert took (SQLite).
+    /// returns its number and reference. With `numbered_here`, the parts of its reference
+    /// and where the number the batch's counter upsert took is read from.
     Issued {
-        numbered_here: Option<&'a [ReferencePart]>,
+        numbered_here: Option<(&'a [ReferencePart], Counter)>,
     },
 }
 
 /// The update of every mutable column (see [`Update`]). When the number is taken in the
-/// batch, it comes from the counter's row as the table `c` of one column `n`.
+/// batch, it comes from the counter ([`Counter`]) as the table `c` of one column `n`.
 fn push_update(batch: &mut Batch, r: &InvoiceRow, update: Update<'_>, updated_at: i64) {
     // The number and reference: bound (`$8`, `$10`), or, when taken here, left unbound
     // (NULL) and read from the counter.
@@ -352,9 +397,13 @@ fn push_update(batch: &mut Batch, r: &InvoiceRow, update: Update<'_>, updated_at
     };
     let (number, reference, from) = match numbered_here {
         None => ("$8".to_owned(), "$10".to_owned(), String::new()),
-        Some(parts) => {
-            // Past the update's own 30 parameters: the series, then the texts.
-            let mut param = 32;
+        Some((parts, counter)) => {
+            // Past the update's own 30 parameters: the series (to find the counter's row),
+            // then the texts.
+            let mut param = match counter {
+                Counter::Table => 32,
+                Counter::FirstClause => 31,
+            };
             let parts: Vec<String> = parts
                 .iter()
                 .map(|p| match p {
@@ -368,9 +417,14 @@ fn push_update(batch: &mut Batch, r: &InvoiceRow, update: Update<'_>, updated_at
             (
                 "COALESCE($8, c.n)".to_owned(),
                 format!("COALESCE($10, {})", parts.join(" || ")),
-                " FROM (SELECT next_number - 1 AS n FROM document_counters \
-                 WHERE company_id = $1 AND series = $31 AND year = $9) AS c"
-                    .to_owned(),
+                match counter {
+                    Counter::Table => " FROM (SELECT next_number - 1 AS n FROM document_counters \
+                     WHERE company_id = $1 AND series = $31 AND year = $9) AS c"
+                        .to_owned(),
+                    Counter::FirstClause => {
+                        format!(" FROM (SELECT n FROM {}) AS c", crate::batch::FIRST)
+                    }
+                },
             )
         }
     };
@@ -399,7 +453,7 @@ fn push_update(batch: &mut Batch, r: &InvoiceRow, update: Update<'_>, updated_at
             crate::webhooks::enabled_endpoints("$1")
         )
     } else {
-        format!("{sql} WHERE company_id = $1 AND id = $2")
+        format!("{sql} WHERE {}", by_id("$1", "$2"))
     };
     batch
         .push(&sql)
@@ -435,8 +489,10 @@ fn push_update(batch: &mut Batch, r: &InvoiceRow, update: Update<'_>, updated_at
     if let Update::Issued { .. } = update {
         batch.bind(r.updated_at);
     }
-    if let Some(parts) = numbered_here {
-        batch.bind(r.series.as_str());
+    if let Some((parts, counter)) = numbered_here {
+        if let Counter::Table = counter {
+            batch.bind(r.series.as_str());
+        }
         for p in parts {
             if let ReferencePart::Text(t) = p {
                 batch.bind(t.as_str());
@@ -466,7 +522,8 @@ pub async fn get(
     id: &crate::InvoiceId,
 ) -> sqlx::Result<Option<InvoiceRow>> {
     sqlx::query_as::<_, InvoiceRow>(sqlx::AssertSqlSafe(format!(
-        "SELECT {COLUMNS} FROM invoices WHERE company_id = $1 AND id = $2"
+        "SELECT {COLUMNS} FROM invoices WHERE {}",
+        by_id("$1", "$2")
     )))
     .bind(company_id)
     .bind(id)
@@ -486,7 +543,7 @@ pub async fn for_issue(
 ) -> sqlx::Result<ForIssue> {
     use sqlx::FromRow;
     // $1 the company, $2 the user (as `for_issuing` numbers them), $3 the invoice.
-    let invoice = format!("SELECT {COLUMNS} FROM invoices WHERE company_id = $1 AND id = $3");
+    let invoice = format!("SELECT {COLUMNS} FROM invoices WHERE {}", by_id("$1", "$3"));
     let company = crate::companies::issuing_sql();
     let recipient = crate::entities::recipient_of_invoice_sql("$1", "$3");
     let answers = crate::batch::read_each(

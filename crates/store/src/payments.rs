@@ -36,7 +36,8 @@ pub async fn insert(
     .execute(&mut *conn)
     .await?;
     sqlx::query(
-        "UPDATE invoices SET paid_minor = paid_minor + $3 WHERE company_id = $1 AND id = $2",
+        // By the primary key alone (see `invoices::by_id`).
+        "UPDATE invoices SET paid_minor = paid_minor + $3 WHERE id = $2 AND (company_id = $1) IS TRUE",
     )
     .bind(company_id)
     .bind(&p.invoice_id)
@@ -87,7 +88,8 @@ pub async fn delete(
         .execute(&mut *conn)
         .await?;
     sqlx::query(
-        "UPDATE invoices SET paid_minor = paid_minor - $3 WHERE company_id = $1 AND id = $2",
+        // By the primary key alone (see `invoices::by_id`).
+        "UPDATE invoices SET paid_minor = paid_minor - $3 WHERE id = $2 AND (company_id = $1) IS TRUE",
     )
     .bind(company_id)
     .bind(invoice_id)

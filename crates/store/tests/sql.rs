@@ -485,6 +485,29 @@ both_engines!(a_draft_is_read_through_its_primary_key, |t| {
     assert!(by_key, "the draft is found by its primary key:\n{p}");
 });
 
+// Every read of one invoice by id (GET, the reads before an issue, its recipient, a
+// payment) goes through the primary key, never through an index that begins with the
+// company, which PostgreSQL took under create+issue on a fresh database and read every
+// invoice of the company in it for each one.
+both_engines!(an_invoice_is_read_through_its_primary_key, |t| {
+    let by_id = store::invoices::by_id("'c'", "'i'");
+    for sql in [
+        format!("SELECT id FROM invoices WHERE {by_id}"),
+        format!(
+            "SELECT id FROM entities WHERE id = (SELECT recipient_id FROM invoices WHERE {by_id})"
+        ),
+    ] {
+        let p = plan(&t.db, &sql).await;
+        let by_key = match t.db.backend() {
+            Backend::Sqlite => {
+                p.contains("USING INDEX sqlite_autoindex_invoices_1") || p.contains("PRIMARY KEY")
+            }
+            Backend::Postgres => p.contains("invoices_pkey"),
+        };
+        assert!(by_key, "the invoice is found by its primary key:\n{p}");
+    }
+});
+
 // Every start looks for issued invoices without a document (the backfill of invoices issued
 // before documents existed) through the partial index that holds only those, never by
 // reading the whole invoices table (1.46 s at a million invoices on SQLite).
