@@ -121,7 +121,8 @@ pub async fn get(
     now: i64,
 ) -> sqlx::Result<Option<AuditRow>> {
     sqlx::query_as::<_, AuditRow>(sqlx::AssertSqlSafe(format!(
-        "SELECT {COLUMNS} FROM ai_audit_entries WHERE company_id = $2 AND id = $3"
+        "SELECT {COLUMNS} FROM ai_audit_entries WHERE {}",
+        crate::by_id("$2", "$3")
     )))
     .bind(now)
     .bind(company_id)
@@ -138,7 +139,7 @@ pub async fn inline_body(
     id: &str,
 ) -> sqlx::Result<Option<String>> {
     let row: Option<(Option<String>,)> = sqlx::query_as(
-        "SELECT request_body FROM ai_audit_entries WHERE company_id = $1 AND id = $2",
+        "SELECT request_body FROM ai_audit_entries WHERE id = $2 AND (company_id = $1) IS TRUE",
     )
     .bind(company_id)
     .bind(id)
@@ -245,7 +246,7 @@ pub async fn review(
 ) -> sqlx::Result<bool> {
     let done = sqlx::query(
         "UPDATE ai_audit_entries SET status = $3, reviewed_at = $4, reviewed_by = $5 \
-         WHERE company_id = $1 AND id = $2 AND status = 'pending' AND expires_at > $4",
+         WHERE id = $2 AND (company_id = $1) IS TRUE AND status = 'pending' AND expires_at > $4",
     )
     .bind(company_id)
     .bind(id)
@@ -268,7 +269,7 @@ pub async fn record_outcome(
 ) -> sqlx::Result<()> {
     sqlx::query(
         "UPDATE ai_audit_entries SET status = $3, resource_id = $4, error_message = $5 \
-         WHERE company_id = $1 AND id = $2",
+         WHERE id = $2 AND (company_id = $1) IS TRUE",
     )
     .bind(company_id)
     .bind(id)
@@ -291,7 +292,7 @@ pub async fn forget_body(
     sqlx::query(
         "UPDATE ai_audit_entries SET body_file_id = NULL, \
          request_body = CASE WHEN request_body LIKE 'base64:%' THEN NULL ELSE request_body END \
-         WHERE company_id = $1 AND id = $2",
+         WHERE id = $2 AND (company_id = $1) IS TRUE",
     )
     .bind(company_id)
     .bind(id)

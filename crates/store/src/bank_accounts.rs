@@ -65,7 +65,7 @@ pub async fn insert(conn: &mut AnyConnection, a: &AccountRow) -> sqlx::Result<()
 pub async fn update(conn: &mut AnyConnection, a: &AccountRow) -> sqlx::Result<()> {
     sqlx::query(
         "UPDATE bank_accounts SET name = $3, bank_name = $4, iban = $5, bic = $6, currency_code = $7, \
-         is_main = $8, updated_at = $9 WHERE company_id = $1 AND id = $2",
+         is_main = $8, updated_at = $9 WHERE id = $2 AND (company_id = $1) IS TRUE",
     )
     .bind(&a.company_id)
     .bind(&a.id)
@@ -145,7 +145,7 @@ pub async fn delete(
         .bind(id)
         .execute(&mut *conn)
         .await?;
-    let done = sqlx::query("DELETE FROM bank_accounts WHERE company_id = $1 AND id = $2")
+    let done = sqlx::query("DELETE FROM bank_accounts WHERE id = $2 AND (company_id = $1) IS TRUE")
         .bind(company_id)
         .bind(id)
         .execute(&mut *conn)

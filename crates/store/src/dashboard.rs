@@ -455,7 +455,7 @@ pub async fn record_payment(
     delta: i64,
 ) -> sqlx::Result<()> {
     let invoice: Option<(i64, i64, Option<i64>)> = sqlx::query_as(
-        // By the primary key alone (see `invoices::by_id`).
+        // By the primary key alone (see `crate::by_id`).
         "SELECT total, paid_minor, due_date FROM invoices WHERE id = $2 \
          AND (company_id = $1 AND status = 'issued' AND series = 'invoice') IS TRUE",
     )

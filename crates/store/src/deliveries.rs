@@ -102,7 +102,7 @@ pub async fn get(
     id: &str,
 ) -> sqlx::Result<Option<DeliveryRow>> {
     sqlx::query_as::<_, DeliveryRow>(sqlx::AssertSqlSafe(format!(
-        "SELECT {COLUMNS} FROM deliveries WHERE company_id = $1 AND id = $2"
+        "SELECT {COLUMNS} FROM deliveries WHERE id = $2 AND (company_id = $1) IS TRUE"
     )))
     .bind(company_id)
     .bind(id)
@@ -141,7 +141,7 @@ pub async fn set_outcome(
     sent_at: Option<i64>,
 ) -> sqlx::Result<()> {
     sqlx::query(
-        "UPDATE deliveries SET status = $3, error = $4, sent_at = $5 WHERE company_id = $1 AND id = $2",
+        "UPDATE deliveries SET status = $3, error = $4, sent_at = $5 WHERE id = $2 AND (company_id = $1) IS TRUE",
     )
     .bind(company_id)
     .bind(id)

@@ -64,7 +64,7 @@ pub async fn update(conn: &mut AnyConnection, e: &EntityRow) -> sqlx::Result<()>
         "UPDATE entities SET name = $3, entity_type = $4, country = $5, fiscal_id = $6, vies_vat_id = $7, \
          currency_code = $8, email = $9, language = $10, address_json = $11, template_json = $12, \
          verifactu_json = $13, updated_at = $14, payment_terms_days = $15, einvoice_json = $16 \
-         WHERE company_id = $1 AND id = $2",
+         WHERE id = $2 AND (company_id = $1) IS TRUE",
     )
     .bind(&e.company_id)
     .bind(&e.id)
@@ -94,7 +94,7 @@ pub async fn get(
     id: &str,
 ) -> sqlx::Result<Option<EntityRow>> {
     sqlx::query_as::<_, EntityRow>(sqlx::AssertSqlSafe(format!(
-        "SELECT {COLUMNS} FROM entities WHERE company_id = $1 AND id = $2"
+        "SELECT {COLUMNS} FROM entities WHERE id = $2 AND (company_id = $1) IS TRUE"
     )))
     .bind(company_id)
     .bind(id)
@@ -106,9 +106,14 @@ pub async fn get(
 /// parameters (`$1`, `$3`...), for [`crate::batch::read_each`].
 pub(crate) fn recipient_of_invoice_sql(company: &str, invoice: &str) -> String {
     format!(
-        "SELECT {COLUMNS} FROM entities WHERE company_id = {company} AND id = \
-         (SELECT recipient_id FROM invoices WHERE {})",
-        crate::invoices::by_id(company, invoice)
+        "SELECT {COLUMNS} FROM entities WHERE {}",
+        crate::by_id(
+            company,
+            &format!(
+                "(SELECT recipient_id FROM invoices WHERE {})",
+                crate::by_id(company, invoice)
+            )
+        )
     )
 }
 
@@ -121,7 +126,8 @@ pub async fn with_company(
 ) -> sqlx::Result<(Option<crate::companies::CompanyRow>, Option<EntityRow>)> {
     use sqlx::FromRow;
     let company = crate::companies::get_sql();
-    let entity = format!("SELECT {COLUMNS} FROM entities WHERE company_id = $1 AND id = $2");
+    let entity =
+        format!("SELECT {COLUMNS} FROM entities WHERE id = $2 AND (company_id = $1) IS TRUE");
     let answers =
         crate::batch::read_each(conn, &[&company, &entity], &[company_id.as_str(), id]).await?;
     let first = |i: usize| answers.get(i).and_then(|rows| rows.first());
@@ -246,7 +252,7 @@ pub async fn delete(
     company_id: &crate::CompanyId,
     id: &str,
 ) -> sqlx::Result<bool> {
-    let done = sqlx::query("DELETE FROM entities WHERE company_id = $1 AND id = $2")
+    let done = sqlx::query("DELETE FROM entities WHERE id = $2 AND (company_id = $1) IS TRUE")
         .bind(company_id)
         .bind(id)
         .execute(conn)

@@ -74,7 +74,7 @@ pub async fn update(conn: &mut AnyConnection, e: &ExpenseRow) -> sqlx::Result<()
         "UPDATE expenses SET supplier_id = $3, invoice_reference = $4, category = $5, description = $6, \
          currency_code = $7, exchange_rate = $8, expense_date = $9, net_total = $10, tax_total = $11, \
          total = $12, line_count = $13, lines_json = $14, receipt_file_id = $15, updated_at = $16 \
-         WHERE company_id = $1 AND id = $2",
+         WHERE id = $2 AND (company_id = $1) IS TRUE",
     )
     .bind(&e.company_id)
     .bind(&e.id)
@@ -156,7 +156,7 @@ pub async fn delete(
     id: &str,
 ) -> sqlx::Result<bool> {
     let receipt: Option<Option<String>> = sqlx::query_scalar(
-        "SELECT receipt_file_id FROM expenses WHERE company_id = $1 AND id = $2",
+        "SELECT receipt_file_id FROM expenses WHERE id = $2 AND (company_id = $1) IS TRUE",
     )
     .bind(company_id)
     .bind(id)
@@ -165,13 +165,13 @@ pub async fn delete(
     let Some(receipt) = receipt else {
         return Ok(false);
     };
-    sqlx::query("DELETE FROM expenses WHERE company_id = $1 AND id = $2")
+    sqlx::query("DELETE FROM expenses WHERE id = $2 AND (company_id = $1) IS TRUE")
         .bind(company_id)
         .bind(id)
         .execute(&mut *conn)
         .await?;
     if let Some(file) = receipt {
-        sqlx::query("DELETE FROM files WHERE company_id = $1 AND id = $2")
+        sqlx::query("DELETE FROM files WHERE id = $2 AND (company_id = $1) IS TRUE")
             .bind(company_id)
             .bind(file)
             .execute(conn)

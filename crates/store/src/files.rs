@@ -108,7 +108,7 @@ async fn load_row(
 ) -> sqlx::Result<Option<FileRow>> {
     sqlx::query_as::<_, FileRow>(
         "SELECT id, content_type, size, sha256, data, location FROM files \
-         WHERE company_id = $1 AND id = $2",
+         WHERE id = $2 AND (company_id = $1) IS TRUE",
     )
     .bind(company_id)
     .bind(id)
@@ -121,7 +121,7 @@ async fn delete_row(
     company_id: &crate::CompanyId,
     id: &str,
 ) -> sqlx::Result<()> {
-    sqlx::query("DELETE FROM files WHERE company_id = $1 AND id = $2")
+    sqlx::query("DELETE FROM files WHERE id = $2 AND (company_id = $1) IS TRUE")
         .bind(company_id)
         .bind(id)
         .execute(conn)
@@ -308,7 +308,7 @@ impl ObjectFiles {
                 continue;
             }
             let row: Option<(String,)> =
-                sqlx::query_as("SELECT id FROM files WHERE company_id = $1 AND id = $2")
+                sqlx::query_as("SELECT id FROM files WHERE id = $2 AND (company_id = $1) IS TRUE")
                     .bind(company.as_ref())
                     .bind(file.as_ref())
                     .fetch_optional(&mut *conn)

@@ -198,23 +198,8 @@ pub struct NumberedDraft {
     pub webhook_endpoints: i64,
 }
 
-/// The condition that finds one invoice of a company, `company` and `id` given as
-/// parameters (`$1`, `$3`...), by its primary key alone: the company is checked on the row
-/// found, not used to find it.
-///
-/// Written plainly (`company_id = $1 AND id = $2`), PostgreSQL may take any index that
-/// begins with `company_id` for it, `invoices_recurring (company_id, recurring_invoice_id,
-/// id)` say, and read every entry of the company in it to find the one row: when its
-/// statistics were taken on a small table (a new database, a company that grew since),
-/// those indexes all cost the same as the primary key to it. Seen with `auto_explain` on a
-/// fresh database under create+issue: the invoice read of each issue touched 369 buffers on
-/// average, the recipient read 324, instead of 2 to 4, and more with every invoice added.
-pub fn by_id(company: &str, id: &str) -> String {
-    format!("id = {id} AND (company_id = {company}) IS TRUE")
-}
-
 /// The condition that finds one draft of a company, `$1` the company and `$2` the id, by
-/// its primary key alone (as [`by_id`]).
+/// its primary key alone (as [`crate::by_id`]).
 ///
 /// Written plainly (`company_id = $1 AND id = $2 AND status = 'draft'`), PostgreSQL may
 /// look the row up through an index on `(company_id, status, ...)` and read every draft of
@@ -453,7 +438,7 @@ fn push_update(batch: &mut Batch, r: &InvoiceRow, update: Update<'_>, updated_at
             crate::webhooks::enabled_endpoints("$1")
         )
     } else {
-        format!("{sql} WHERE {}", by_id("$1", "$2"))
+        format!("{sql} WHERE {}", crate::by_id("$1", "$2"))
     };
     batch
         .push(&sql)
@@ -523,7 +508,7 @@ pub async fn get(
 ) -> sqlx::Result<Option<InvoiceRow>> {
     sqlx::query_as::<_, InvoiceRow>(sqlx::AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM invoices WHERE {}",
-        by_id("$1", "$2")
+        crate::by_id("$1", "$2")
     )))
     .bind(company_id)
     .bind(id)
@@ -543,7 +528,10 @@ pub async fn for_issue(
 ) -> sqlx::Result<ForIssue> {
     use sqlx::FromRow;
     // $1 the company, $2 the user (as `for_issuing` numbers them), $3 the invoice.
-    let invoice = format!("SELECT {COLUMNS} FROM invoices WHERE {}", by_id("$1", "$3"));
+    let invoice = format!(
+        "SELECT {COLUMNS} FROM invoices WHERE {}",
+        crate::by_id("$1", "$3")
+    );
     let company = crate::companies::issuing_sql();
     let recipient = crate::entities::recipient_of_invoice_sql("$1", "$3");
     let answers = crate::batch::read_each(

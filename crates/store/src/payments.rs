@@ -36,7 +36,7 @@ pub async fn insert(
     .execute(&mut *conn)
     .await?;
     sqlx::query(
-        // By the primary key alone (see `invoices::by_id`).
+        // By the primary key alone (see `crate::by_id`).
         "UPDATE invoices SET paid_minor = paid_minor + $3 WHERE id = $2 AND (company_id = $1) IS TRUE",
     )
     .bind(company_id)
@@ -82,13 +82,13 @@ pub async fn delete(
     let Some(amount) = amount else {
         return Ok(false);
     };
-    sqlx::query("DELETE FROM invoice_payments WHERE company_id = $1 AND id = $2")
+    sqlx::query("DELETE FROM invoice_payments WHERE id = $2 AND (company_id = $1) IS TRUE")
         .bind(company_id)
         .bind(id)
         .execute(&mut *conn)
         .await?;
     sqlx::query(
-        // By the primary key alone (see `invoices::by_id`).
+        // By the primary key alone (see `crate::by_id`).
         "UPDATE invoices SET paid_minor = paid_minor - $3 WHERE id = $2 AND (company_id = $1) IS TRUE",
     )
     .bind(company_id)

@@ -69,7 +69,7 @@ pub async fn update(conn: &mut AnyConnection, r: &ProformaRow) -> sqlx::Result<(
         "UPDATE proformas SET recipient_id = $3, supply_type = $4, currency_code = $5, treatment = $6, \
          net_total = $7, tax_total = $8, withholding_total = $9, total = $10, line_count = $11, \
          lines_json = $12, custom_placeholder_values_json = $13, exchange_rates_json = $14, \
-         invoice_id = $15, updated_at = $16 WHERE company_id = $1 AND id = $2",
+         invoice_id = $15, updated_at = $16 WHERE id = $2 AND (company_id = $1) IS TRUE",
     )
     .bind(&r.company_id)
     .bind(&r.id)
@@ -99,7 +99,7 @@ pub async fn get(
     id: &str,
 ) -> sqlx::Result<Option<ProformaRow>> {
     sqlx::query_as::<_, ProformaRow>(sqlx::AssertSqlSafe(format!(
-        "SELECT {COLUMNS} FROM proformas WHERE company_id = $1 AND id = $2"
+        "SELECT {COLUMNS} FROM proformas WHERE id = $2 AND (company_id = $1) IS TRUE"
     )))
     .bind(company_id)
     .bind(id)
@@ -140,7 +140,7 @@ pub async fn delete(
     .bind(id)
     .execute(&mut *conn)
     .await?;
-    let done = sqlx::query("DELETE FROM proformas WHERE company_id = $1 AND id = $2")
+    let done = sqlx::query("DELETE FROM proformas WHERE id = $2 AND (company_id = $1) IS TRUE")
         .bind(company_id)
         .bind(id)
         .execute(conn)

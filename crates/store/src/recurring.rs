@@ -65,7 +65,7 @@ pub async fn update(conn: &mut AnyConnection, r: &RecurringRow) -> sqlx::Result<
     let done = sqlx::query(
         "UPDATE recurring_invoices SET invoice_json = $3, frequency = $4, interval_count = $5, \
          start_date = $6, end_date = $7, auto_issue = $8, auto_send = $9, paused = $10, \
-         next_run_date = $11, last_error = $12, updated_at = $13 WHERE company_id = $1 AND id = $2",
+         next_run_date = $11, last_error = $12, updated_at = $13 WHERE id = $2 AND (company_id = $1) IS TRUE",
     )
     .bind(&r.company_id)
     .bind(&r.id)
@@ -92,7 +92,7 @@ pub async fn get(
     id: &str,
 ) -> sqlx::Result<Option<RecurringRow>> {
     sqlx::query_as::<_, RecurringRow>(sqlx::AssertSqlSafe(format!(
-        "SELECT {COLUMNS} FROM recurring_invoices WHERE company_id = $1 AND id = $2"
+        "SELECT {COLUMNS} FROM recurring_invoices WHERE id = $2 AND (company_id = $1) IS TRUE"
     )))
     .bind(company_id)
     .bind(id)
@@ -133,11 +133,12 @@ pub async fn delete(
     company_id: &crate::CompanyId,
     id: &str,
 ) -> sqlx::Result<bool> {
-    let done = sqlx::query("DELETE FROM recurring_invoices WHERE company_id = $1 AND id = $2")
-        .bind(company_id)
-        .bind(id)
-        .execute(&mut *conn)
-        .await?;
+    let done =
+        sqlx::query("DELETE FROM recurring_invoices WHERE id = $2 AND (company_id = $1) IS TRUE")
+            .bind(company_id)
+            .bind(id)
+            .execute(&mut *conn)
+            .await?;
     if done.rows_affected() == 1 {
         sqlx::query(
             "DELETE FROM recurring_runs WHERE company_id = $1 AND recurring_invoice_id = $2",
@@ -238,7 +239,7 @@ pub async fn advance(
 ) -> sqlx::Result<bool> {
     let done = sqlx::query(
         "UPDATE recurring_invoices SET next_run_date = $4 \
-         WHERE company_id = $1 AND id = $2 AND next_run_date = $3 AND paused = 0",
+         WHERE id = $2 AND (company_id = $1) IS TRUE AND next_run_date = $3 AND paused = 0",
     )
     .bind(company_id)
     .bind(id)
@@ -256,11 +257,13 @@ pub async fn set_last_error(
     id: &str,
     error: Option<&str>,
 ) -> sqlx::Result<()> {
-    sqlx::query("UPDATE recurring_invoices SET last_error = $3 WHERE company_id = $1 AND id = $2")
-        .bind(company_id)
-        .bind(id)
-        .bind(error)
-        .execute(conn)
-        .await?;
+    sqlx::query(
+        "UPDATE recurring_invoices SET last_error = $3 WHERE id = $2 AND (company_id = $1) IS TRUE",
+    )
+    .bind(company_id)
+    .bind(id)
+    .bind(error)
+    .execute(conn)
+    .await?;
     Ok(())
 }

@@ -59,7 +59,7 @@ pub async fn get(
     id: &str,
 ) -> sqlx::Result<Option<ReportRow>> {
     sqlx::query_as::<_, ReportRow>(sqlx::AssertSqlSafe(format!(
-        "{SELECT} WHERE company_id = $1 AND id = $2"
+        "{SELECT} WHERE id = $2 AND (company_id = $1) IS TRUE"
     )))
     .bind(company_id)
     .bind(id)
@@ -147,13 +147,13 @@ pub async fn delete(
     let Some(report) = get(&mut *conn, company_id, id).await? else {
         return Ok(false);
     };
-    sqlx::query("DELETE FROM reports WHERE company_id = $1 AND id = $2")
+    sqlx::query("DELETE FROM reports WHERE id = $2 AND (company_id = $1) IS TRUE")
         .bind(company_id)
         .bind(id)
         .execute(&mut *conn)
         .await?;
     if let Some(file) = report.file_id {
-        sqlx::query("DELETE FROM files WHERE company_id = $1 AND id = $2")
+        sqlx::query("DELETE FROM files WHERE id = $2 AND (company_id = $1) IS TRUE")
             .bind(company_id)
             .bind(file)
             .execute(conn)

@@ -129,7 +129,7 @@ pub async fn revoke(
 ) -> sqlx::Result<bool> {
     let now = crate::now_micros();
     let done = sqlx::query(
-        "UPDATE api_tokens SET revoked_at = $3 WHERE company_id = $1 AND id = $2 AND revoked_at IS NULL",
+        "UPDATE api_tokens SET revoked_at = $3 WHERE id = $2 AND (company_id = $1) IS TRUE AND revoked_at IS NULL",
     )
     .bind(company_id)
     .bind(token_id)
@@ -139,12 +139,13 @@ pub async fn revoke(
     if done.rows_affected() != 1 {
         return Ok(false);
     }
-    let grant: Option<(Option<String>,)> =
-        sqlx::query_as("SELECT oauth_grant_id FROM api_tokens WHERE company_id = $1 AND id = $2")
-            .bind(company_id)
-            .bind(token_id)
-            .fetch_optional(&mut *conn)
-            .await?;
+    let grant: Option<(Option<String>,)> = sqlx::query_as(
+        "SELECT oauth_grant_id FROM api_tokens WHERE id = $2 AND (company_id = $1) IS TRUE",
+    )
+    .bind(company_id)
+    .bind(token_id)
+    .fetch_optional(&mut *conn)
+    .await?;
     if let Some((Some(grant),)) = grant {
         crate::oauth::revoke_grant(conn, &grant, now).await?;
     }

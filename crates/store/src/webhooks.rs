@@ -377,7 +377,7 @@ pub async fn get(
     id: &str,
 ) -> sqlx::Result<Option<EndpointRow>> {
     sqlx::query_as::<_, EndpointRow>(sqlx::AssertSqlSafe(format!(
-        "SELECT {ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE company_id = $1 AND id = $2"
+        "SELECT {ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id = $2 AND (company_id = $1) IS TRUE"
     )))
     .bind(company_id)
     .bind(id)
@@ -434,7 +434,7 @@ pub async fn update(
          failing_since = CASE WHEN $6 = 1 THEN NULL ELSE failing_since END, \
          consecutive_failures = CASE WHEN $6 = 1 THEN 0 ELSE consecutive_failures END, \
          disabled_reason = CASE WHEN $6 IS NULL THEN disabled_reason ELSE NULL END \
-         WHERE company_id = $1 AND id = $2",
+         WHERE id = $2 AND (company_id = $1) IS TRUE",
     )
     .bind(company_id)
     .bind(id)
@@ -463,11 +463,12 @@ pub async fn delete(
         .bind(id)
         .execute(&mut *conn)
         .await?;
-    let done = sqlx::query("DELETE FROM webhook_endpoints WHERE company_id = $1 AND id = $2")
-        .bind(company_id)
-        .bind(id)
-        .execute(conn)
-        .await?;
+    let done =
+        sqlx::query("DELETE FROM webhook_endpoints WHERE id = $2 AND (company_id = $1) IS TRUE")
+            .bind(company_id)
+            .bind(id)
+            .execute(conn)
+            .await?;
     Ok(done.rows_affected() == 1)
 }
 
@@ -670,7 +671,7 @@ pub async fn get_delivery(
     id: &str,
 ) -> sqlx::Result<Option<DeliveryRow>> {
     sqlx::query_as::<_, DeliveryRow>(sqlx::AssertSqlSafe(format!(
-        "SELECT {DELIVERY_COLUMNS} FROM webhook_deliveries WHERE company_id = $1 AND id = $2"
+        "SELECT {DELIVERY_COLUMNS} FROM webhook_deliveries WHERE id = $2 AND (company_id = $1) IS TRUE"
     )))
     .bind(company_id)
     .bind(id)
@@ -688,7 +689,7 @@ pub async fn resend(
 ) -> sqlx::Result<bool> {
     let done = sqlx::query(
         "UPDATE webhook_deliveries SET status = 'pending', last_error = NULL \
-         WHERE company_id = $1 AND id = $2 AND (status <> 'pending' OR NOT EXISTS ( \
+         WHERE id = $2 AND (company_id = $1) IS TRUE AND (status <> 'pending' OR NOT EXISTS ( \
            SELECT 1 FROM jobs WHERE kind = $3 AND company_id = $1 \
            AND status IN ('queued', 'running') AND payload LIKE $4))",
     )
@@ -731,7 +732,7 @@ pub async fn record_attempt(
     };
     // The log as stored now (not as the caller read it: a re-send may have run meanwhile).
     let stored: Option<String> = sqlx::query_scalar(
-        "SELECT attempt_log FROM webhook_deliveries WHERE company_id = $1 AND id = $2",
+        "SELECT attempt_log FROM webhook_deliveries WHERE id = $2 AND (company_id = $1) IS TRUE",
     )
     .bind(&delivery.company_id)
     .bind(&delivery.id)
@@ -754,7 +755,7 @@ pub async fn record_attempt(
         "UPDATE webhook_deliveries SET status = $3, attempts = attempts + 1, \
          response_status = $4, last_error = $5, last_attempt_at = $6, \
          delivered_at = CASE WHEN $3 = 'succeeded' THEN $6 ELSE delivered_at END, \
-         attempt_log = $7 WHERE company_id = $1 AND id = $2",
+         attempt_log = $7 WHERE id = $2 AND (company_id = $1) IS TRUE",
     )
     .bind(&delivery.company_id)
     .bind(&delivery.id)
@@ -768,7 +769,7 @@ pub async fn record_attempt(
     if attempt.error.is_none() {
         sqlx::query(
             "UPDATE webhook_endpoints SET failing_since = NULL, consecutive_failures = 0 \
-             WHERE company_id = $1 AND id = $2",
+             WHERE id = $2 AND (company_id = $1) IS TRUE",
         )
         .bind(&delivery.company_id)
         .bind(&delivery.endpoint_id)
@@ -779,7 +780,7 @@ pub async fn record_attempt(
     let failures: Option<i64> = sqlx::query_scalar(
         "UPDATE webhook_endpoints SET failing_since = COALESCE(failing_since, $3), \
          consecutive_failures = consecutive_failures + 1 \
-         WHERE company_id = $1 AND id = $2 RETURNING consecutive_failures",
+         WHERE id = $2 AND (company_id = $1) IS TRUE RETURNING consecutive_failures",
     )
     .bind(&delivery.company_id)
     .bind(&delivery.endpoint_id)
@@ -798,7 +799,7 @@ pub async fn fail_unsent(
 ) -> sqlx::Result<()> {
     sqlx::query(
         "UPDATE webhook_deliveries SET status = 'failed', last_error = $3 \
-         WHERE company_id = $1 AND id = $2 AND status = 'pending'",
+         WHERE id = $2 AND (company_id = $1) IS TRUE AND status = 'pending'",
     )
     .bind(&delivery.company_id)
     .bind(&delivery.id)
@@ -818,7 +819,7 @@ pub async fn disable(
 ) -> sqlx::Result<bool> {
     let done = sqlx::query(
         "UPDATE webhook_endpoints SET enabled = 0, disabled_reason = $3, updated_at = $4 \
-         WHERE company_id = $1 AND id = $2 AND enabled = 1",
+         WHERE id = $2 AND (company_id = $1) IS TRUE AND enabled = 1",
     )
     .bind(company_id)
     .bind(id)

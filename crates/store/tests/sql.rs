@@ -490,7 +490,7 @@ both_engines!(a_draft_is_read_through_its_primary_key, |t| {
 // company, which PostgreSQL took under create+issue on a fresh database and read every
 // invoice of the company in it for each one.
 both_engines!(an_invoice_is_read_through_its_primary_key, |t| {
-    let by_id = store::invoices::by_id("'c'", "'i'");
+    let by_id = store::by_id("'c'", "'i'");
     for sql in [
         format!("SELECT id FROM invoices WHERE {by_id}"),
         format!(
@@ -775,6 +775,58 @@ both_engines!(a_request_keeps_its_connection, |t| {
     .await;
 });
 
+/// Every line of the workspace's sources (`crates/*/src`), with where it is.
+fn source_lines() -> Vec<(String, String)> {
+    fn walk(dir: &std::path::Path, out: &mut Vec<(String, String)>) {
+        for entry in std::fs::read_dir(dir).expect("read the sources") {
+            let path = entry.expect("an entry").path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).expect("read a source");
+                for (n, line) in text.lines().enumerate() {
+                    out.push((format!("{}:{}", path.display(), n + 1), line.to_owned()));
+                }
+            }
+        }
+    }
+    let crates = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut out = Vec::new();
+    for krate in std::fs::read_dir(&crates).expect("the crates") {
+        let src = krate.expect("a crate").path().join("src");
+        if src.is_dir() {
+            walk(&src, &mut out);
+        }
+    }
+    out
+}
+
+// No statement finds a company's row as `company_id = $1 AND id = $2`: PostgreSQL may
+// read that through any index that begins with the company (see `store::by_id`).
+#[test]
+fn no_row_is_found_by_company_and_id() {
+    let found: Vec<String> = source_lines()
+        .into_iter()
+        .filter(|(_, line)| {
+            let code = line.trim_start();
+            // `company_id = $1 AND id = $2`, `company_id = {company} AND id = ...`.
+            !code.starts_with("//")
+                && code.match_indices("company_id = ").any(|(i, _)| {
+                    let rest = &code[i + "company_id = ".len()..];
+                    let value = rest.split_whitespace().next().unwrap_or("");
+                    (value.starts_with('$') || value.starts_with('{'))
+                        && rest[value.len()..].trim_start().starts_with("AND id = ")
+                })
+        })
+        .map(|(at, line)| format!("{at}: {}", line.trim()))
+        .collect();
+    assert!(
+        found.is_empty(),
+        "find the row with `store::by_id` (`id = $2 AND (company_id = $1) IS TRUE`):\n{}",
+        found.join("\n")
+    );
+}
+
 // SQLite (3.51) reads a `LIMIT $n` as the number bound to it and marks the statement to be
 // compiled again whenever `$n` is bound, even to the same number: every run of a cached
 // list statement was a fresh prepare (130 µs of a list page's 4 ms on SQLite).
@@ -783,30 +835,14 @@ both_engines!(a_request_keeps_its_connection, |t| {
 // checked.
 #[test]
 fn no_statement_limits_by_a_bare_parameter() {
-    fn walk(dir: &std::path::Path, found: &mut Vec<String>) {
-        for entry in std::fs::read_dir(dir).expect("read the sources") {
-            let path = entry.expect("an entry").path();
-            if path.is_dir() {
-                walk(&path, found);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                let text = std::fs::read_to_string(&path).expect("read a source");
-                for (n, line) in text.lines().enumerate() {
-                    let upper = line.to_uppercase();
-                    if upper.contains("LIMIT $") || upper.contains("OFFSET $") {
-                        found.push(format!("{}:{}: {}", path.display(), n + 1, line.trim()));
-                    }
-                }
-            }
-        }
-    }
-    let crates = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let mut found = Vec::new();
-    for krate in std::fs::read_dir(&crates).expect("the crates") {
-        let src = krate.expect("a crate").path().join("src");
-        if src.is_dir() {
-            walk(&src, &mut found);
-        }
-    }
+    let found: Vec<String> = source_lines()
+        .into_iter()
+        .filter(|(_, line)| {
+            let upper = line.to_uppercase();
+            upper.contains("LIMIT $") || upper.contains("OFFSET $")
+        })
+        .map(|(at, line)| format!("{at}: {}", line.trim()))
+        .collect();
     assert!(
         found.is_empty(),
         "write `LIMIT CAST($n AS BIGINT)`:\n{}",
