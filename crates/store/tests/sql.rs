@@ -775,6 +775,16 @@ both_engines!(a_request_keeps_its_connection, |t| {
     .await;
 });
 
+/// Fails, naming each, if any line of the workspace's sources (`crates/*/src`) is `banned`.
+fn no_source_line(banned: impl Fn(&str) -> bool, fix: &str) {
+    let found: Vec<String> = source_lines()
+        .into_iter()
+        .filter(|(_, line)| banned(line))
+        .map(|(at, line)| format!("{at}: {}", line.trim()))
+        .collect();
+    assert!(found.is_empty(), "{fix}:\n{}", found.join("\n"));
+}
+
 /// Every line of the workspace's sources (`crates/*/src`), with where it is.
 fn source_lines() -> Vec<(String, String)> {
     fn walk(dir: &std::path::Path, out: &mut Vec<(String, String)>) {
@@ -805,9 +815,8 @@ fn source_lines() -> Vec<(String, String)> {
 // read that through any index that begins with the company (see `store::by_id`).
 #[test]
 fn no_row_is_found_by_company_and_id() {
-    let found: Vec<String> = source_lines()
-        .into_iter()
-        .filter(|(_, line)| {
+    no_source_line(
+        |line| {
             let code = line.trim_start();
             // `company_id = $1 AND id = $2`, `company_id = {company} AND id = ...`.
             !code.starts_with("//")
@@ -817,13 +826,8 @@ fn no_row_is_found_by_company_and_id() {
                     (value.starts_with('$') || value.starts_with('{'))
                         && rest[value.len()..].trim_start().starts_with("AND id = ")
                 })
-        })
-        .map(|(at, line)| format!("{at}: {}", line.trim()))
-        .collect();
-    assert!(
-        found.is_empty(),
-        "find the row with `store::by_id` (`id = $2 AND (company_id = $1) IS TRUE`):\n{}",
-        found.join("\n")
+        },
+        "find the row with `store::by_id` (`id = $2 AND (company_id = $1) IS TRUE`)",
     );
 }
 
@@ -835,17 +839,11 @@ fn no_row_is_found_by_company_and_id() {
 // checked.
 #[test]
 fn no_statement_limits_by_a_bare_parameter() {
-    let found: Vec<String> = source_lines()
-        .into_iter()
-        .filter(|(_, line)| {
+    no_source_line(
+        |line| {
             let upper = line.to_uppercase();
             upper.contains("LIMIT $") || upper.contains("OFFSET $")
-        })
-        .map(|(at, line)| format!("{at}: {}", line.trim()))
-        .collect();
-    assert!(
-        found.is_empty(),
-        "write `LIMIT CAST($n AS BIGINT)`:\n{}",
-        found.join("\n")
+        },
+        "write `LIMIT CAST($n AS BIGINT)`",
     );
 }
