@@ -14,14 +14,20 @@
 //!   handler runs (half-close is allowed), so a long request is never cut for that;
 //! - **count**: at most [`HttpLimits::max_connections`] connections are served at once;
 //!   past it a new connection is answered `503` with `Retry-After` and closed at once,
-//!   instead of waiting unseen in the kernel's queue.
+//!   instead of waiting unseen in the kernel's queue;
+//! - **unread bodies**: an answer given before its request's body was read to the end
+//!   (a refusal) says `Connection: close`, since hyper closes that connection after it
+//!   ([`close_if_unread`]).
 //!
 //! On shutdown the listener stops accepting, each connection finishes its request under
 //! way (hyper's graceful shutdown) and closes, and [`serve`] returns once all have.
 
 use std::{
     pin::Pin,
-    sync::Arc,
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
     task::{Context, Poll},
     time::Duration,
 };
@@ -112,7 +118,15 @@ pub async fn serve(
             let service =
                 tower::service_fn(move |mut req: hyper::Request<hyper::body::Incoming>| {
                     req.extensions_mut().insert(ConnectInfo(addr));
-                    app.clone().oneshot(req.map(axum::body::Body::new))
+                    let (parts, incoming) = req.into_parts();
+                    let (body, read) = Tracked::new(incoming);
+                    let req = hyper::Request::from_parts(parts, axum::body::Body::new(body));
+                    let answer = app.clone().oneshot(req);
+                    async move {
+                        let mut response = answer.await?;
+                        close_if_unread(&read, &mut response);
+                        Ok::<_, std::convert::Infallible>(response)
+                    }
                 });
             let io = TokioIo::new(IdleIo::new(stream, limits.idle_timeout));
             let conn = builder
@@ -141,6 +155,65 @@ pub async fn serve(
     let all = u32::try_from(limits.max_connections.max(1)).unwrap_or(u32::MAX);
     let _ = slots.acquire_many(all).await;
     Ok(())
+}
+
+/// A request body that records whether it was read to its end (or had none).
+struct Tracked {
+    inner: hyper::body::Incoming,
+    read: Arc<AtomicBool>,
+}
+
+impl Tracked {
+    fn new(inner: hyper::body::Incoming) -> (Self, Arc<AtomicBool>) {
+        let read = Arc::new(AtomicBool::new(hyper::body::Body::is_end_stream(&inner)));
+        (
+            Self {
+                inner,
+                read: read.clone(),
+            },
+            read,
+        )
+    }
+}
+
+impl hyper::body::Body for Tracked {
+    type Data = hyper::body::Bytes;
+    type Error = hyper::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<hyper::body::Frame<Self::Data>, Self::Error>>> {
+        let polled = Pin::new(&mut self.inner).poll_frame(cx);
+        if matches!(polled, Poll::Ready(None)) || self.inner.is_end_stream() {
+            self.read.store(true, Ordering::Release);
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+/// Says `Connection: close` on an answer given before its request's body was read to the
+/// end (a refusal: no token, too large, too many requests). hyper cannot keep such a
+/// connection (the rest of the body would be read as the next request) and closes it after
+/// the answer; unannounced, a client that sends its next request at once on the same
+/// connection can lose it ("server disconnected without sending a response"), which the
+/// official MCP client did when its OAuth discovery followed a 401. Announced, the client
+/// opens a new connection.
+fn close_if_unread(read: &AtomicBool, response: &mut axum::response::Response) {
+    if !read.load(Ordering::Acquire) {
+        response.headers_mut().insert(
+            axum::http::header::CONNECTION,
+            axum::http::HeaderValue::from_static("close"),
+        );
+    }
 }
 
 /// Answers a connection past the cap with a 503 and closes it, without reading its request.

@@ -117,6 +117,97 @@ fn connections_past_the_cap_get_503() {
     }
 }
 
+/// Reads one answer from a connection kept open: its head and its `Content-Length` body.
+fn read_answer(stream: &mut TcpStream) -> (String, String) {
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .expect("timeout");
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        let n = stream.read(&mut byte).expect("an answer within 30 s");
+        assert_eq!(
+            n,
+            1,
+            "closed before answering: {:?}",
+            String::from_utf8_lossy(&head)
+        );
+        head.push(byte[0]);
+    }
+    let head = String::from_utf8_lossy(&head).to_lowercase();
+    let length: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .map(|v| v.trim().parse().expect("a length"))
+        .expect("content-length");
+    let mut body = vec![0u8; length];
+    stream.read_exact(&mut body).expect("the body");
+    (head, String::from_utf8_lossy(&body).into_owned())
+}
+
+/// A refusal answered before the request's body was read (here: no token) says
+/// `Connection: close` and closes, on the API and on the MCP server: the server cannot keep
+/// that connection, and a client that sent its next request on it at once lost it (the
+/// official MCP client's OAuth discovery after a 401 did, now and then). A request whose
+/// body is read keeps its connection for the next one.
+#[test]
+fn refusals_before_the_body_is_read_close_the_connection_and_say_so() {
+    let db = TestDb::sqlite();
+    let mut cmd = db.command(&["serve", "--bootstrap"]);
+    cmd.env("INVOICING_MCP_ADDR", "127.0.0.1:0");
+    let server = Server::start_command(cmd);
+    let me = Company::from_bootstrap(&server.bootstrap.clone().expect("bootstrap JSON"));
+    accept_agreements(&server.base, &me);
+    let mcp = server.mcp_url();
+    let mcp_addr = mcp
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .expect("host:port")
+        .to_owned();
+    let api_addr = server.base.trim_start_matches("http://").to_owned();
+    for (addr, path) in [
+        (api_addr.as_str(), "/v1/entities"),
+        (mcp_addr.as_str(), "/mcp"),
+    ] {
+        let mut s = TcpStream::connect(addr).expect("connect");
+        // The headers only: the body would follow, as clients that write it apart do.
+        let head = format!(
+            "POST {path} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer not-a-token\r\n\
+             Accept: application/json, text/event-stream\r\n\
+             Content-Type: application/json\r\nContent-Length: 100\r\n\r\n"
+        );
+        s.write_all(head.as_bytes()).expect("write");
+        let answer = read_until_closed(&mut s).expect("closed after the refusal");
+        assert!(answer.starts_with("HTTP/1.1 401"), "{addr}{path}: {answer}");
+        assert!(
+            answer.to_lowercase().contains("\r\nconnection: close\r\n"),
+            "{addr}{path}: the refusal must announce the close: {answer}"
+        );
+    }
+
+    // A body read to its end keeps the connection: two requests on one.
+    let mut s = TcpStream::connect(&api_addr).expect("connect");
+    let body = json!({"name": "Kept Ltd", "type": "IE:LTD", "address": {"lines": ["2 Quay St"],
+        "city": "Dublin", "zipcode": "D01 F5P2", "country": "IE"}})
+    .to_string();
+    let post = format!(
+        "POST /v1/entities HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {}\r\n\
+         X-Human-Proof: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        me.token,
+        me.proof,
+        body.len()
+    );
+    s.write_all(post.as_bytes()).expect("write");
+    let (head, made) = read_answer(&mut s);
+    assert!(head.starts_with("http/1.1 201"), "{head}{made}");
+    assert!(!head.contains("connection: close"), "{head}");
+    s.write_all(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        .expect("write");
+    let (head, ok) = read_answer(&mut s);
+    assert!(head.starts_with("http/1.1 200"), "{head}{ok}");
+}
+
 #[cfg(unix)]
 fn mode(path: &std::path::Path) -> u32 {
     use std::os::unix::fs::PermissionsExt as _;
