@@ -29,6 +29,20 @@ pub struct RateProvider {
     cache: Mutex<Option<(NaiveDate, DailyRates)>>,
     /// When the last fetch failed, if it did.
     failed_at: Mutex<Option<Instant>>,
+    /// Held while the feed is fetched: requests that miss the cache at once wait for the one
+    /// fetch under way instead of each fetching (for up to [`FETCH_TIMEOUT`]).
+    fetching: tokio::sync::Mutex<()>,
+}
+
+/// The longest a fetch of the feed may take.
+const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// What the provider knows of a day's rates without asking the feed.
+enum Known {
+    Rates(DailyRates),
+    /// The last fetch failed less than [`RETRY_AFTER_FAILURE`] ago.
+    Failed,
+    Unknown,
 }
 
 /// A rate found for a pair, with the day it applies to.
@@ -45,6 +59,7 @@ impl RateProvider {
             url,
             cache: Mutex::new(None),
             failed_at: Mutex::new(None),
+            fetching: tokio::sync::Mutex::new(()),
         }
     }
 
@@ -75,20 +90,44 @@ impl RateProvider {
         })
     }
 
-    async fn rates(&self, today: NaiveDate) -> Option<DailyRates> {
-        if self.url.is_empty() {
-            return None;
-        }
+    /// Whether a quote for `today` would wait for the feed: it is configured, today's rates
+    /// are not cached and the last failure is not recent. A caller holding a database
+    /// connection gives it back first.
+    pub fn would_fetch(&self, today: NaiveDate) -> bool {
+        !self.url.is_empty() && matches!(self.known(today), Known::Unknown)
+    }
+
+    /// What is known of `today`'s rates without fetching.
+    fn known(&self, today: NaiveDate) -> Known {
         if let Ok(cache) = self.cache.lock()
             && let Some((day, rates)) = cache.as_ref()
             && *day == today
         {
-            return Some(rates.clone());
+            return Known::Rates(rates.clone());
         }
         if let Ok(failed) = self.failed_at.lock()
             && failed.is_some_and(|at| at.elapsed() < RETRY_AFTER_FAILURE)
         {
+            return Known::Failed;
+        }
+        Known::Unknown
+    }
+
+    async fn rates(&self, today: NaiveDate) -> Option<DailyRates> {
+        if self.url.is_empty() {
             return None;
+        }
+        match self.known(today) {
+            Known::Rates(rates) => return Some(rates),
+            Known::Failed => return None,
+            Known::Unknown => {}
+        }
+        let _fetching = self.fetching.lock().await;
+        // The fetch this one waited for may have answered.
+        match self.known(today) {
+            Known::Rates(rates) => return Some(rates),
+            Known::Failed => return None,
+            Known::Unknown => {}
         }
         let url = self.url.clone();
         let rates = tokio::task::spawn_blocking(move || fetch(&url))
@@ -114,7 +153,7 @@ impl RateProvider {
 
 fn fetch(url: &str) -> Option<String> {
     let agent: ureq::Agent = ureq::Agent::config_builder()
-        .timeout_global(Some(Duration::from_secs(5)))
+        .timeout_global(Some(FETCH_TIMEOUT))
         .build()
         .into();
     match agent.get(url).call() {

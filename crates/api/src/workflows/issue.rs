@@ -32,7 +32,7 @@ pub async fn issue(
     user_id: &str,
     id: &str,
 ) -> AppResult<store::invoices::InvoiceRow> {
-    let prepared = {
+    let read = {
         let mut db = svc.db.acquire().await?;
         // The draft, the company and the recipient in one read.
         let found =
@@ -42,8 +42,10 @@ pub async fn issue(
             .ok_or_else(|| AppError::not_found("invoice"))?;
         ensure_draft(&draft)?;
         let company = may_issue(found.company)?;
-        prepare(&mut db, svc, company, found.recipient, draft).await?
+        read(&mut db, company, found.recipient, draft).await?
     };
+    // No connection in hand: deciding may wait for the exchange-rate feed.
+    let prepared = decide(svc, read).await?;
     let mut conn = tx.conn().await?;
     commit(&mut conn, svc, prepared).await
 }
@@ -62,6 +64,7 @@ pub async fn issue_many(
         let mut db = svc.db.acquire().await?;
         issuing_company(&mut db, company_id, user_id).await?
     };
+    fetch_rates_first(svc, &company, &ids).await?;
     let mut conn = tx.conn().await?;
     let mut drafts = Vec::new();
     for id in ids {
@@ -89,6 +92,58 @@ pub async fn issue_many(
         affected += 1;
     }
     Ok(affected)
+}
+
+/// Before a write transaction that issues the drafts `ids`: fetches today's exchange rates
+/// when they are not known and one of the drafts needs one, so that no issue waits for the
+/// feed inside the transaction, holding SQLite's one writer (or PostgreSQL row locks) from
+/// every company. Reads the drafts only then (once a day, or after a failure's pause); an
+/// error of one draft is left for the transaction to report.
+pub async fn fetch_rates_first(
+    svc: Services<'_>,
+    company: &store::companies::CompanyRow,
+    ids: &[String],
+) -> AppResult<()> {
+    let now = svc.now();
+    if !svc.fx.would_fetch(now.date_naive()) {
+        return Ok(());
+    }
+    // The first pair a draft needs and does not supply: one fetch answers every pair of the
+    // day (or fails for all).
+    let mut needed = None;
+    {
+        let mut db = svc.db.acquire().await?;
+        for id in ids {
+            let Ok(id) = store::InvoiceId::parse(id) else {
+                continue;
+            };
+            let Some(row) = store::invoices::get(&mut db, &company.id, &id).await? else {
+                continue;
+            };
+            if ensure_draft(&row).is_err() {
+                continue;
+            }
+            let Ok(found) = read(&mut db, company.clone(), None, row).await else {
+                continue;
+            };
+            let Ok(template) = template_of(&found.recipient) else {
+                continue;
+            };
+            if let Ok((_, missing)) = supplied_rates(company, &found.row, template.as_ref())
+                && let Some(to) = missing.into_iter().next()
+            {
+                needed = Some((found.row.currency_code, to));
+                break;
+            }
+        }
+        if needed.is_some() {
+            db.release();
+        }
+    }
+    if let Some((from, to)) = needed {
+        let _ = svc.fx.quote(&from, &to, now.date_naive()).await;
+    }
+    Ok(())
 }
 
 /// Why a draft read before the write transaction could not be issued inside it: it is gone
@@ -181,21 +236,64 @@ pub struct Prepared {
 }
 
 /// Decides everything an issue of `row` states (rates, placeholders, the document) and
-/// refuses what cannot be issued; it only reads, so any connection will do.
+/// refuses what cannot be issued; it only reads, so any connection will do: [`read`], then
+/// [`decide`]. A caller that holds no transaction should call the two itself and let its
+/// connection go in between, since deciding may wait for the exchange-rate feed.
 pub async fn prepare(
     conn: &mut sqlx::AnyConnection,
     svc: Services<'_>,
     company: store::companies::CompanyRow,
     recipient: Option<store::entities::EntityRow>,
-    mut row: store::invoices::InvoiceRow,
+    row: store::invoices::InvoiceRow,
 ) -> AppResult<Prepared> {
-    let company = &company;
+    decide(svc, read(conn, company, recipient, row).await?).await
+}
+
+/// What an issue reads before it decides: the draft, its company, its recipient and, for a
+/// corrective invoice, the invoice it corrects.
+pub struct Read {
+    company: store::companies::CompanyRow,
+    recipient: store::entities::EntityRow,
+    row: store::invoices::InvoiceRow,
+    preceding: Option<document::PrecedingInvoice>,
+}
+
+/// The reads of an issue, on `conn`: `recipient`, when given, is the draft's recipient read
+/// earlier (it is read here when missing or not the draft's).
+pub async fn read(
+    conn: &mut sqlx::AnyConnection,
+    company: store::companies::CompanyRow,
+    recipient: Option<store::entities::EntityRow>,
+    row: store::invoices::InvoiceRow,
+) -> AppResult<Read> {
     let recipient = match recipient.filter(|r| r.id == row.recipient_id) {
         Some(r) => r,
         None => store::entities::get(conn, &company.id, &row.recipient_id)
             .await?
             .ok_or_else(|| AppError::invalid("The invoice's recipient no longer exists."))?,
     };
+    let preceding = match &row.corrected_invoice_id {
+        Some(id) => Some(preceding_of(conn, &company, id, row.correction_reason.as_deref()).await?),
+        None => None,
+    };
+    Ok(Read {
+        company,
+        recipient,
+        row,
+        preceding,
+    })
+}
+
+/// Everything the issue states, from what [`read`] found and the exchange rates (supplied,
+/// or fetched from the daily feed when missing): it touches no database.
+pub async fn decide(svc: Services<'_>, read: Read) -> AppResult<Prepared> {
+    let Read {
+        company,
+        recipient,
+        mut row,
+        preceding,
+    } = read;
+    let company = &company;
     let now = svc.now();
 
     // Placeholders: a required one added to the company after the draft was made must be filled.
@@ -230,10 +328,6 @@ pub async fn prepare(
     // taken when it is stored below (it lives in the row, not in the document's JSON).
     let seller = documents::seller(company)?;
     let buyer = documents::buyer(&recipient)?;
-    let preceding = match &row.corrected_invoice_id {
-        Some(id) => Some(preceding_of(conn, company, id, row.correction_reason.as_deref()).await?),
-        None => None,
-    };
     let terms = recipient
         .payment_terms_days
         .unwrap_or(company.payment_terms_days);
@@ -362,6 +456,32 @@ async fn preceding_of(
     documents::preceding(&corrected, reason)
 }
 
+/// The rates the draft supplies, and the currencies it needs a rate to (from its own) that
+/// it does not supply: the company's, then the template's display currencies.
+fn supplied_rates(
+    company: &store::companies::CompanyRow,
+    row: &store::invoices::InvoiceRow,
+    template: Option<&EntityTemplate>,
+) -> AppResult<(Vec<ExchangeRateEntry>, Vec<String>)> {
+    let rates: Vec<ExchangeRateEntry> =
+        documents::parse("invoice exchange rates", &row.exchange_rates_json)?;
+    let from = &row.currency_code;
+    let wanted = company
+        .currency_code
+        .iter()
+        .chain(template.iter().flat_map(|t| t.display_currencies.iter()));
+    let mut missing: Vec<String> = Vec::new();
+    for to in wanted {
+        if to != from
+            && !missing.contains(to)
+            && !rates.iter().any(|r| &r.from == from && &r.to == to)
+        {
+            missing.push(to.clone());
+        }
+    }
+    Ok((rates, missing))
+}
+
 /// Every pair the invoice needs (to the company currency and to the template's display
 /// currencies): supplied ones as given, missing ones from the daily feed, else a 400.
 async fn freeze_rates(
@@ -371,16 +491,13 @@ async fn freeze_rates(
     template: Option<&EntityTemplate>,
     now: chrono::DateTime<chrono::Utc>,
 ) -> AppResult<Vec<ExchangeRateEntry>> {
-    let mut rates: Vec<ExchangeRateEntry> =
-        documents::parse("invoice exchange rates", &row.exchange_rates_json)?;
+    let (mut rates, missing) = supplied_rates(company, row, template)?;
     let from = row.currency_code.clone();
-    let mut targets: Vec<String> = company.currency_code.iter().cloned().collect();
-    if let Some(t) = template {
-        targets.extend(t.display_currencies.iter().cloned());
-    }
-    for to in targets {
-        if to == from || rates.iter().any(|r| r.from == from && r.to == to) {
-            continue;
+    for to in missing {
+        if svc.fx.would_fetch(now.date_naive()) {
+            // Waiting for the feed (up to seconds) with a connection kept for this request
+            // would hold it from every other company: give it back.
+            store::db::give_back();
         }
         match svc.fx.quote(&from, &to, now.date_naive()).await {
             Some(q) => rates.push(ExchangeRateEntry {

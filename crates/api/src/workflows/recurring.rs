@@ -492,12 +492,14 @@ async fn issue_and_send(
     draft: store::invoices::InvoiceRow,
 ) -> Result<(), Step> {
     let issued = async {
-        let prepared = {
+        let read = {
             let mut db = svc.db.acquire().await?;
             let company =
                 super::issue::issuing_company(&mut db, &s.company_id, &s.created_by).await?;
-            super::issue::prepare(&mut db, svc, company, None, draft).await?
+            super::issue::read(&mut db, company, None, draft).await?
         };
+        // No connection in hand: deciding may wait for the exchange-rate feed.
+        let prepared = super::issue::decide(svc, read).await?;
         let mut tx = svc.db.begin_write().await?;
         let issued = super::issue::commit(tx.conn(), svc, prepared).await?;
         tx.commit().await?;
