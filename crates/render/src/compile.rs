@@ -171,7 +171,10 @@ static IDLE: Mutex<Vec<Worker>> = Mutex::new(Vec::new());
 /// 10% more one-page PDFs a second on two cores but raised the peak RSS by 15-20 MiB, past
 /// the 150 MB target (docs/PERFORMANCE.md).
 fn idle_limit() -> usize {
-    thread::available_parallelism().map_or(2, |n| n.get().clamp(2, 8))
+    // Asked once: `available_parallelism` reads the cgroup's CPU quota from /proc and /sys,
+    // which showed in the profile of every render's end.
+    static LIMIT: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *LIMIT.get_or_init(|| thread::available_parallelism().map_or(2, |n| n.get().clamp(2, 8)))
 }
 
 /// Hands `job` to an idle render thread, or to a new one if none is idle (or the idle one
