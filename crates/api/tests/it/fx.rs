@@ -13,6 +13,13 @@ const FEED: &str = "<?xml version='1.0' encoding='UTF-8'?><gesmes:Envelope><Cube
     <Cube time='2026-11-20'><Cube currency='USD' rate='1.0500'/><Cube currency='GBP' rate='0.8400'/></Cube>\
     </Cube></gesmes:Envelope>";
 
+/// A customer in the United States, invoiced in dollars.
+fn us_client() -> serde_json::Value {
+    json!({"name": "US Client", "type": "US:Inc", "address": {"lines": ["1 Main St"],
+        "city": "Springfield", "zipcode": "62701", "state": "IL", "country": "US"},
+        "currency_code": "USD"})
+}
+
 /// Serves `status` and `body` as the feed on a free loopback port and counts the requests.
 async fn serve_feed(status: u16, body: &'static str) -> (String, Arc<AtomicUsize>) {
     let hits = Arc::new(AtomicUsize::new(0));
@@ -36,11 +43,11 @@ async fn fetched_at_issue(engine: Engine) {
     let app = TestApp::with_fx(engine, url).await;
     app.settle(&app.a).await;
     let customer = app
-        .entity(
-            &app.a,
-            json!({"name": "US Client", "type": "US:Inc", "address": {"lines": ["1 Main St"], "city": "Springfield", "zipcode": "62701", "state": "IL", "country": "US"},
-            "currency_code": "USD", "template": {"display_currencies": ["GBP"]}}),
-        )
+        .entity(&app.a, {
+            let mut c = us_client();
+            c["template"] = json!({"display_currencies": ["GBP"]});
+            c
+        })
         .await;
     app.set_time("2026-11-21T10:00:00Z");
     for _ in 0..2 {
@@ -108,13 +115,7 @@ async fn feed_down(engine: Engine) {
     let (url, hits) = serve_feed(503, "down").await;
     let app = TestApp::with_fx(engine, url).await;
     app.settle(&app.a).await;
-    let customer = app
-        .entity(
-            &app.a,
-            json!({"name": "US Client", "type": "US:Inc", "address": {"lines": ["1 Main St"], "city": "Springfield", "zipcode": "62701", "state": "IL", "country": "US"},
-            "currency_code": "USD"}),
-        )
-        .await;
+    let customer = app.entity(&app.a, us_client()).await;
     for _ in 0..3 {
         let d = app
             .draft(
@@ -211,13 +212,7 @@ async fn a_slow_feed_holds_no_connection(engine: Engine, bulk: bool) {
     let (url, hits, open) = serve_held_feed().await;
     let app = TestApp::with_fx(engine, url).await;
     app.settle(&app.a).await;
-    let customer = app
-        .entity(
-            &app.a,
-            json!({"name": "US Client", "type": "US:Inc", "address": {"lines": ["1 Main St"], "city": "Springfield", "zipcode": "62701", "state": "IL", "country": "US"},
-            "currency_code": "USD"}),
-        )
-        .await;
+    let customer = app.entity(&app.a, us_client()).await;
     let b_customer = app.entity(&app.b, irish_customer()).await;
     let mut drafts = Vec::new();
     for _ in 0..20 {
