@@ -12,10 +12,11 @@ use std::{
 
 use sqlx::{
     Any, AnyConnection, AnyPool, Executor, Transaction,
-    any::{AnyConnectOptions, AnyPoolOptions},
+    any::{AnyConnectOptions, AnyPoolOptions, AnyTransactionManager},
     pool::PoolConnection,
 };
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use sqlx_core::transaction::TransactionManager;
+use tokio::sync::{Mutex, MutexGuard, OwnedMutexGuard};
 
 /// Which database engine a [`Db`] talks to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,9 +32,10 @@ pub enum Backend {
 pub struct Db {
     pool: AnyPool,
     backend: Backend,
-    /// SQLite allows one writer at a time; writers queue here instead of
-    /// spinning on `SQLITE_BUSY`. PostgreSQL needs no such gate.
-    write_gate: Option<Arc<Semaphore>>,
+    /// SQLite allows one writer at a time: writers queue here instead of spinning on
+    /// `SQLITE_BUSY`, and write on the connection this holds ([`Writer`]). PostgreSQL needs
+    /// no such gate.
+    write_gate: Option<Writer>,
     /// Where receipts and report PDFs keep their bytes.
     files: crate::files::Files,
     /// Alive while any clone of this `Db` is: the SQLite checkpointer stops when it is gone.
@@ -134,7 +136,7 @@ impl Db {
             .await
             .map_err(|e| anyhow::anyhow!("cannot open the database {}: {e}", redact_url(&url)))?;
         let alive = Arc::new(());
-        let write_gate = (backend == Backend::Sqlite).then(|| Arc::new(Semaphore::new(1)));
+        let write_gate = (backend == Backend::Sqlite).then(|| Arc::new(Mutex::new(None)));
         if let Some(gate) = &write_gate {
             tokio::spawn(checkpoint_in_background(
                 pool.clone(),
@@ -251,36 +253,38 @@ impl Db {
     }
 
     async fn try_begin_write(&self) -> sqlx::Result<WriteTx> {
-        let permit = match &self.write_gate {
-            Some(gate) => Some(match gate.clone().try_acquire_owned() {
-                Ok(permit) => permit,
-                Err(_) => {
-                    // Writers queue here: one that waits gives its kept connection back
-                    // first, so queued writers never hold the pool's connections from the
-                    // writer and the readers.
-                    give_back();
-                    gate.clone()
-                        .acquire_owned()
-                        .await
-                        .map_err(|_| sqlx::Error::PoolClosed)?
-                }
-            }),
-            None => None,
+        let Some(gate) = &self.write_gate else {
+            let conn = match self.take_spare() {
+                Some(conn) => conn,
+                None => self.pool.acquire().await?,
+            };
+            // What `Pool::begin_with` does, on the request's kept connection when it has one.
+            return Ok(WriteTx(Open::Pooled(Transaction::begin(conn, None).await?)));
         };
-        let conn = match self.take_spare() {
+        let mut writer = match gate.clone().try_lock_owned() {
+            Ok(writer) => writer,
+            Err(_) => {
+                // Writers queue here: one that waits gives its kept connection back first,
+                // so queued writers never hold the pool's connections from the readers.
+                give_back();
+                gate.clone().lock_owned().await
+            }
+        };
+        let conn = match &mut *writer {
             Some(conn) => conn,
-            None => self.pool.acquire().await?,
+            // The first write (or the first after the writer's connection was lost): one of
+            // the pool's connections, set up as they are, becomes the writer's for good.
+            empty @ None => empty.insert(self.pool.acquire().await?.detach()),
         };
-        let begin = match self.backend {
-            Backend::Sqlite => Some(sqlx::SqlSafeStr::into_sql_str("BEGIN IMMEDIATE")),
-            Backend::Postgres => None,
-        };
-        // What `Pool::begin_with` does, on the request's kept connection when it has one.
-        let tx = Transaction::begin(conn, begin).await?;
-        Ok(WriteTx {
-            tx,
-            _permit: permit,
-        })
+        let begin = sqlx::SqlSafeStr::into_sql_str("BEGIN IMMEDIATE");
+        if let Err(e) = AnyTransactionManager::begin(conn, Some(begin)).await {
+            if is_connection_error(&e) {
+                // The next writer opens another.
+                *writer = None;
+            }
+            return Err(e);
+        }
+        Ok(WriteTx(Open::Writer(writer)))
     }
 
     /// Closes every connection of the pool.
@@ -420,7 +424,7 @@ fn idle_since_connection_error(idle_for: Duration) -> bool {
 /// [`restart_log`]). Nearly all of the log is copied by then, so writers wait for the few
 /// frames written since and for readers still in the log to finish (about ten
 /// milliseconds, twice a second at 1,000 issues a second on two cores).
-async fn checkpoint_in_background(pool: AnyPool, gate: Arc<Semaphore>, alive: Weak<()>) {
+async fn checkpoint_in_background(pool: AnyPool, gate: Writer, alive: Weak<()>) {
     let mut failing = false;
     let mut patience = RESTART_PATIENCE;
     loop {
@@ -488,14 +492,14 @@ const COPY_WHILE_QUEUED_EVERY: Duration = Duration::from_millis(2);
 /// the stall several times longer than the copy of the last few frames it needs to be.
 async fn queue_for_writer<'a>(
     conn: &mut AnyConnection,
-    gate: &'a Semaphore,
-) -> sqlx::Result<tokio::sync::SemaphorePermit<'a>> {
-    let acquire = gate.acquire();
+    gate: &'a Mutex<Option<AnyConnection>>,
+) -> sqlx::Result<MutexGuard<'a, Option<AnyConnection>>> {
+    let acquire = gate.lock();
     tokio::pin!(acquire);
     loop {
         tokio::select! {
             biased;
-            permit = &mut acquire => return permit.map_err(|_| sqlx::Error::PoolClosed),
+            writer = &mut acquire => return Ok(writer),
             () = tokio::time::sleep(COPY_WHILE_QUEUED_EVERY) => {
                 // The future above keeps its place in the queue meanwhile.
                 checkpoint(conn).await?;
@@ -561,26 +565,88 @@ async fn checkpoint(conn: &mut AnyConnection) -> sqlx::Result<(i64, i64)> {
     Ok((log, copied))
 }
 
+/// SQLite's writer gate and the one connection every write transaction of this process
+/// runs on (`None` until the first write, or after it was lost).
+///
+/// A connection of the writer's own keeps its page cache across commits: SQLite empties a
+/// connection's cache whenever it finds that another connection committed since its last
+/// transaction, which with the writer's turn going round the pool was nearly every time,
+/// and every page of the counters, rollups and indexes a write touched was read again.
+/// Readers still start over after each commit; the writer now never does.
+type Writer = Arc<Mutex<Option<AnyConnection>>>;
+
 /// A write transaction; dropping it without [`WriteTx::commit`] rolls it back.
-pub struct WriteTx {
-    tx: Transaction<'static, Any>,
-    _permit: Option<OwnedSemaphorePermit>,
+pub struct WriteTx(Open);
+
+enum Open {
+    /// PostgreSQL: a transaction on a pooled connection.
+    Pooled(Transaction<'static, Any>),
+    /// SQLite: the writer's connection, in a transaction while this holds it (the gate held
+    /// until it is dropped).
+    Writer(OwnedMutexGuard<Option<AnyConnection>>),
+    /// Committed or rolled back; the gate is let go when this is dropped.
+    Done,
 }
 
 impl WriteTx {
     /// Makes the transaction's changes durable.
-    pub async fn commit(self) -> sqlx::Result<()> {
-        self.tx.commit().await
+    pub async fn commit(mut self) -> sqlx::Result<()> {
+        match std::mem::replace(&mut self.0, Open::Done) {
+            Open::Pooled(tx) => tx.commit().await,
+            Open::Writer(mut writer) => {
+                let done = match writer.as_mut() {
+                    Some(conn) => AnyTransactionManager::commit(conn).await,
+                    None => Err(sqlx::Error::PoolClosed),
+                };
+                if done.is_err() {
+                    // Still open as far as anyone knows: dropping it rolls back.
+                    self.0 = Open::Writer(writer);
+                }
+                done
+            }
+            Open::Done => Ok(()),
+        }
     }
 
     /// Undoes the transaction's changes.
-    pub async fn rollback(self) -> sqlx::Result<()> {
-        self.tx.rollback().await
+    pub async fn rollback(mut self) -> sqlx::Result<()> {
+        match std::mem::replace(&mut self.0, Open::Done) {
+            Open::Pooled(tx) => tx.rollback().await,
+            Open::Writer(mut writer) => {
+                let done = match writer.as_mut() {
+                    Some(conn) => AnyTransactionManager::rollback(conn).await,
+                    None => Ok(()),
+                };
+                if done.is_err() {
+                    self.0 = Open::Writer(writer);
+                }
+                done
+            }
+            Open::Done => Ok(()),
+        }
     }
 
     /// The connection the transaction runs on.
     pub fn conn(&mut self) -> &mut sqlx::AnyConnection {
-        &mut self.tx
+        match &mut self.0 {
+            Open::Pooled(tx) => tx,
+            // A `WriteTx` holds the writer's connection from its `BEGIN` until it is done;
+            // after `commit` or `rollback` it is consumed.
+            Open::Writer(writer) => writer.as_mut().unwrap_or_else(|| unreachable!()),
+            Open::Done => unreachable!(),
+        }
+    }
+}
+
+impl Drop for WriteTx {
+    fn drop(&mut self) {
+        if let Open::Writer(writer) = &mut self.0
+            && let Some(conn) = writer.as_mut()
+        {
+            // What dropping a `Transaction` does: the rollback is queued on the connection
+            // now, ahead of whatever the next writer sends it.
+            AnyTransactionManager::start_rollback(conn);
+        }
     }
 }
 

@@ -765,15 +765,128 @@ both_engines!(a_request_keeps_its_connection, |t| {
         );
         drop(again);
         let mut tx = db.begin_write().await.expect("begin");
-        assert!(
+        // PostgreSQL writes on the kept connection; SQLite on its writer's own (see
+        // `sqlite_writes_run_on_a_connection_of_their_own`).
+        assert_eq!(
             sees_mine(tx.conn()).await,
-            "the write is not on the kept connection"
+            db.backend() == Backend::Postgres,
+            "the write is on the wrong connection"
         );
         tx.rollback().await.expect("rollback");
         drop(other);
     })
     .await;
 });
+
+/// Whether a company of this id is stored, read on a pooled connection.
+async fn stored(db: &Db, id: &store::CompanyId) -> bool {
+    let mut conn = db.pool().acquire().await.expect("connection");
+    sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM companies WHERE id = $1")
+        .bind(id)
+        .fetch_one(&mut *conn)
+        .await
+        .expect("count")
+        == 1
+}
+
+async fn insert_company(conn: &mut sqlx::AnyConnection, id: &store::CompanyId) -> sqlx::Result<()> {
+    sqlx::query(
+        "INSERT INTO companies (id, name, fiscal_id, created_at) VALUES ($1, 'Co', 'X1', 0)",
+    )
+    .bind(id)
+    .execute(conn)
+    .await
+    .map(|_| ())
+}
+
+// A write transaction dropped unfinished (its request failed or its client went away) is
+// undone, whichever way it ends, and the next writer goes on: SQLite's writes share one
+// connection, which must come back out of every transaction.
+both_engines!(an_unfinished_write_is_undone_and_the_next_goes_on, |t| {
+    let db = &t.db;
+    let dropped = store::CompanyId::generate();
+    let mut tx = db.begin_write().await.expect("begin");
+    insert_company(tx.conn(), &dropped).await.expect("insert");
+    drop(tx);
+
+    let failed = store::CompanyId::generate();
+    let mut tx = db.begin_write().await.expect("begin after a dropped write");
+    insert_company(tx.conn(), &failed).await.expect("insert");
+    assert!(
+        insert_company(tx.conn(), &failed).await.is_err(),
+        "a second row of the same id was stored"
+    );
+    tx.rollback().await.expect("rollback");
+
+    let cancelled = store::CompanyId::generate();
+    let (began, wait) = tokio::sync::oneshot::channel();
+    let task = tokio::spawn({
+        let db = db.clone();
+        let cancelled = cancelled.clone();
+        async move {
+            let mut tx = db.begin_write().await.expect("begin");
+            insert_company(tx.conn(), &cancelled).await.expect("insert");
+            let _ = began.send(());
+            std::future::pending::<()>().await;
+            drop(tx);
+        }
+    });
+    wait.await.expect("the cancelled write began");
+    task.abort();
+    let _ = task.await;
+
+    let kept = store::CompanyId::generate();
+    let mut tx = db
+        .begin_write()
+        .await
+        .expect("begin after a cancelled write");
+    insert_company(tx.conn(), &kept).await.expect("insert");
+    tx.commit().await.expect("commit");
+
+    assert!(!stored(db, &dropped).await, "a dropped write was kept");
+    assert!(!stored(db, &failed).await, "a rolled-back write was kept");
+    assert!(!stored(db, &cancelled).await, "a cancelled write was kept");
+    assert!(stored(db, &kept).await, "the committed write is missing");
+});
+
+// SQLite's writes run on a connection of the writer's own, not on one of the pool's: its
+// page cache outlives its commits (see `store::db`), and a writer never waits for a
+// connection that readers hold. With every pooled connection taken, a write still goes
+// through (before, it waited for the pool's 30-second timeout and failed).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sqlite_writes_run_on_a_connection_of_their_own() {
+    let t = TestDb::sqlite_upto(None).await;
+    let first = store::CompanyId::generate();
+    let mut tx = t.db.begin_write().await.expect("begin");
+    insert_company(tx.conn(), &first).await.expect("insert");
+    tx.commit().await.expect("commit");
+
+    let mut readers = Vec::new();
+    while let Ok(Ok(conn)) =
+        tokio::time::timeout(std::time::Duration::from_millis(200), t.db.pool().acquire()).await
+    {
+        readers.push(conn);
+    }
+    assert!(!readers.is_empty(), "the pool gave no connection");
+    let second = store::CompanyId::generate();
+    let write = async {
+        let mut tx = t.db.begin_write().await.expect("begin with the pool taken");
+        insert_company(tx.conn(), &second).await.expect("insert");
+        tx.commit().await.expect("commit");
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(20), write)
+        .await
+        .expect("the write waited for a pooled connection");
+    let seen: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM companies WHERE id IN ($1, $2)")
+        .bind(&first)
+        .bind(&second)
+        .fetch_one(&mut *readers[0])
+        .await
+        .expect("count");
+    assert_eq!(seen, 2, "a reader does not see both writes");
+    drop(readers);
+    t.drop_db().await;
+}
 
 /// Fails, naming each, if any line of the workspace's sources (`crates/*/src`) is `banned`.
 fn no_source_line(banned: impl Fn(&str) -> bool, fix: &str) {
