@@ -88,8 +88,9 @@ pub fn from_micros(micros: i64) -> Result<chrono::DateTime<chrono::Utc>, sqlx::E
 /// plain form out).
 ///
 /// Written plainly (`company_id = $1 AND id = $2`), PostgreSQL may take any index that
-/// begins with `company_id` for it, `invoices_recurring (company_id, recurring_invoice_id,
-/// id)` say, and read every entry of the company in it to find the one row: when its
+/// begins with `company_id` for it (`invoices_recurring (company_id, recurring_invoice_id,
+/// id)` was the one, before it held only recurring drafts; `invoices_company_recipient` and
+/// others remain) and read every entry of the company in it to find the one row: when its
 /// statistics were taken on a small table (a new database, a company that grew since),
 /// those indexes all cost the same as the primary key to it. Seen with `auto_explain` on a
 /// fresh database under create+issue: the invoice read of each issue touched 369 buffers on

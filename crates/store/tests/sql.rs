@@ -414,6 +414,135 @@ both_engines!(nothing_to_pay_is_paid_in_counts_kept_before_it, upto Some(23), |t
     );
 });
 
+// Migration 0025: the indexes over an invoice's number, the invoice it corrects, the schedule
+// that made it and its issue time hold only the rows their statements read (a draft writes
+// none of them), and those statements still walk them. Numbers stay unique per company,
+// series and year, on invoices numbered before the migration and after it.
+both_engines!(invoice_indexes_hold_only_the_rows_read_through_them, upto Some(24), |t| {
+    let company = t.company().await;
+    let mut conn = t.db.pool().acquire().await.expect("connection");
+    sqlx::query(
+        "INSERT INTO entities (id, company_id, name, entity_type, country, currency_code, \
+         address_json, created_at) VALUES ('customer', $1, 'Customer', 'IE:LTD', 'IE', 'EUR', '{}', 0)",
+    )
+    .bind(&company)
+    .execute(&mut *conn)
+    .await
+    .expect("a customer");
+    // (id, series, status, number, issued at, the invoice it corrects, its schedule)
+    type Row = (&'static str, &'static str, &'static str, Option<i64>, Option<i64>, Option<&'static str>, Option<&'static str>);
+    let db = &t.db;
+    let insert = |row: Row| {
+        let company = company.clone();
+        async move {
+            let (id, series, status, number, issued_at, corrects, schedule) = row;
+            sqlx::query(
+                "INSERT INTO invoices (id, company_id, recipient_id, series, status, origin, supply_type, \
+                 currency_code, invoice_number, invoice_year, reference, issued_at, net_total, tax_total, \
+                 withholding_total, total, line_count, lines_json, created_at, corrected_invoice_id, \
+                 recurring_invoice_id) \
+                 VALUES ($1, $2, 'customer', $3, $4, 'api', 'services', 'EUR', $5, \
+                 CASE WHEN $5 IS NULL THEN NULL ELSE 2026 END, $1, $6, 100, 0, 0, 100, 1, '[]', 0, $7, $8)",
+            )
+            .bind(id)
+            .bind(&company)
+            .bind(series)
+            .bind(status)
+            .bind(number)
+            .bind(issued_at)
+            .bind(corrects)
+            .bind(schedule)
+            .execute(&mut *db.pool().acquire().await.expect("connection"))
+            .await
+        }
+    };
+    for row in [
+        ("one", "invoice", "issued", Some(1), Some(10), None, None),
+        ("fix", "corrective", "issued", Some(1), Some(20), Some("one"), None),
+        ("draft", "invoice", "draft", None, None, None, None),
+        ("monthly", "invoice", "draft", None, None, None, Some("schedule")),
+    ] {
+        insert(row).await.expect("an invoice of the release before");
+    }
+    drop(conn);
+
+    t.db.migrate().await.expect("migrate to this release");
+    insert(("two", "invoice", "issued", Some(2), Some(30), None, None))
+        .await
+        .expect("the next number");
+    insert(("draft 2", "invoice", "draft", None, None, None, None))
+        .await
+        .expect("drafts have no number to share");
+    for (taken, id) in [(1, "again"), (2, "again 2")] {
+        assert!(
+            insert((id, "invoice", "issued", Some(taken), Some(40), None, None))
+                .await
+                .is_err(),
+            "number {taken} of 2026 is taken (numbered {} the migration)",
+            if taken == 1 { "before" } else { "after" }
+        );
+    }
+    insert(("fix 2", "corrective", "issued", Some(2), Some(50), Some("two"), None))
+        .await
+        .expect("the corrective series numbers on its own");
+
+    let c = format!("'{company}'");
+    let reads = [
+        (
+            "SELECT COUNT(*) FROM invoices WHERE corrected_invoice_id = 'one' AND status = 'issued' AND id <> 'x'"
+                .to_owned(),
+            "invoices_corrected",
+            1,
+        ),
+        (
+            format!(
+                "SELECT COUNT(*) FROM invoices WHERE company_id = {c} AND recurring_invoice_id = 'schedule'"
+            ),
+            "invoices_recurring",
+            1,
+        ),
+        (
+            format!(
+                "SELECT COUNT(*) FROM invoices i WHERE i.company_id = {c} AND i.status = 'issued' \
+                 AND i.issued_at >= 15 AND i.issued_at < 45"
+            ),
+            "invoices_company_issued",
+            2,
+        ),
+    ];
+    let mut conn = t.db.pool().acquire().await.expect("connection");
+    for (sql, index, count) in reads {
+        let found: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(sql.clone()))
+            .fetch_one(&mut *conn)
+            .await
+            .expect("count");
+        assert_eq!(found, count, "{sql}");
+        let p = plan(&t.db, &sql).await;
+        assert!(p.contains(index), "{sql} walks {index}:\n{p}");
+    }
+    // Partial: a draft writes no entry in any of them.
+    let definition = match t.db.backend() {
+        Backend::Sqlite => "SELECT sql FROM sqlite_master WHERE type = 'index' AND name = $1",
+        Backend::Postgres => "SELECT indexdef FROM pg_indexes WHERE indexname = $1",
+    };
+    for index in [
+        "invoices_number",
+        "invoices_corrected",
+        "invoices_recurring",
+        "invoices_company_issued",
+    ] {
+        let sql: String = sqlx::query_scalar(definition)
+            .bind(index)
+            .fetch_one(&mut *conn)
+            .await
+            .expect("the index's definition");
+        assert!(
+            sql.to_uppercase().contains(" WHERE "),
+            "{index} holds only the rows read through it: {sql}"
+        );
+    }
+});
+
 /// The query plan of `sql` (SQLite's EXPLAIN QUERY PLAN, PostgreSQL's EXPLAIN), one line per row.
 async fn plan(db: &Db, sql: &str) -> String {
     let mut conn = db.pool().acquire().await.expect("connection");
