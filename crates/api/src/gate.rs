@@ -66,6 +66,9 @@ async fn captured_body(body: axum::body::Body) -> Result<axum::body::Bytes, ApiE
 pub struct TxSlot {
     db: store::Db,
     tx: Arc<Mutex<SlotState>>,
+    /// Whether [`Tx::done`] commits: only where nothing after the handler writes in the
+    /// transaction and it is committed on success (see there).
+    early: bool,
 }
 
 enum SlotState {
@@ -77,10 +80,11 @@ enum SlotState {
 }
 
 impl TxSlot {
-    fn new(db: store::Db) -> Self {
+    fn new(db: store::Db, early: bool) -> Self {
         Self {
             db,
             tx: Arc::new(Mutex::new(SlotState::NotBegun)),
+            early,
         }
     }
 
@@ -135,9 +139,30 @@ impl Tx {
         ))
     }
 
-    /// The shared slot, to hand the same transaction to a replayed request.
+    /// Says the handler has written all it will and only its answer is left to make.
+    ///
+    /// A person's request without an `Idempotency-Key` commits here, so that SQLite's single
+    /// writer is not held while the answer is serialized and passes back through the
+    /// middleware (other writers queue behind it meanwhile). Anywhere else this does
+    /// nothing and the gate ends the transaction after the answer, as without it: an
+    /// idempotency key's answer is stored in the same transaction, an AI caller's dry run
+    /// is rolled back, and an approved request replayed runs in its approver's transaction,
+    /// which goes on after it. Call it only when nothing left can fail: after it, an error
+    /// answer would no longer undo the writes.
+    pub async fn done(&self) -> Result<(), ApiError> {
+        if self.0.early {
+            self.0.commit().await?;
+        }
+        Ok(())
+    }
+
+    /// The shared slot, to hand the same transaction to a replayed request (which must not
+    /// commit it: [`Tx::done`] does nothing there).
     pub(crate) fn slot(&self) -> TxSlot {
-        self.0.clone()
+        TxSlot {
+            early: false,
+            ..self.0.clone()
+        }
     }
 }
 
@@ -207,7 +232,7 @@ async fn run_in_tx(
     commit: bool,
     idem: Option<&idempotency::Idem>,
 ) -> Response {
-    let slot = TxSlot::new(state.db.clone());
+    let slot = TxSlot::new(state.db.clone(), commit && idem.is_none());
     req.extensions_mut().insert(slot.clone());
     let mut resp = next.run(req).await;
     if commit && resp.status().is_success() {

@@ -418,3 +418,86 @@ db_test!(every_mutating_route_is_gated_for_ai_callers, |app| {
     );
     assert!(held >= 4);
 });
+
+// Creating and issuing an invoice commit as soon as their writes are done (`Tx::done`), before
+// the answer is made, but only for a person's own request: an AI caller's dry run still writes
+// nothing, and an approval replays the request inside the approver's transaction, which goes
+// on after the replay to record the outcome.
+db_test!(
+    an_ai_callers_invoice_is_created_and_issued_only_on_approval,
+    |app| {
+        let customer = settled_with_customer(&app).await;
+        let body = json!({"recipient_id": customer, "lines": one_line(10000)});
+        let before = app.fingerprint().await;
+        let created = hold(&app, As::Ai(&app.a), "POST", "/v1/invoices", body.clone()).await;
+        assert_eq!(app.fingerprint().await, before, "the dry run wrote nothing");
+        let approved = app
+            .call(
+                "POST",
+                &format!("/v1/ai-audit/{created}/approve"),
+                As::Human(&app.a),
+                None,
+            )
+            .await
+            .expect(200)
+            .json();
+        assert_eq!(approved["status"], "approved");
+        let draft = approved["resourceId"]
+            .as_str()
+            .expect("the draft's id")
+            .to_owned();
+        let got = app
+            .get(&format!("/v1/invoices/{draft}"), As::Human(&app.a))
+            .await
+            .expect(200)
+            .json();
+        assert_eq!(got["status"], "draft");
+
+        let before = app.fingerprint().await;
+        let issue = hold(
+            &app,
+            As::Ai(&app.a),
+            "POST",
+            &format!("/v1/invoices/{draft}/issue"),
+            json!({}),
+        )
+        .await;
+        assert_eq!(
+            app.fingerprint().await,
+            before,
+            "the dry run issued nothing"
+        );
+        let approved = app
+            .call(
+                "POST",
+                &format!("/v1/ai-audit/{issue}/approve"),
+                As::Human(&app.a),
+                None,
+            )
+            .await
+            .expect(200)
+            .json();
+        assert_eq!(approved["status"], "approved");
+        let issued = app
+            .get(&format!("/v1/invoices/{draft}"), As::Human(&app.a))
+            .await
+            .expect(200)
+            .json();
+        assert_eq!(issued["status"], "issued");
+        assert_eq!(issued["invoice_number"], 1, "{issued}");
+        // A person's own create and issue answer with what they committed.
+        let mine = app.draft(&app.a, body).await;
+        let mine = app.issue(&app.a, mine["id"].as_str().expect("id")).await;
+        assert_eq!(mine["invoice_number"], 2, "{mine}");
+        assert_eq!(
+            app.get(
+                &format!("/v1/invoices/{}", mine["id"].as_str().expect("id")),
+                As::Human(&app.a)
+            )
+            .await
+            .expect(200)
+            .json(),
+            mine
+        );
+    }
+);

@@ -38,7 +38,9 @@ pub async fn issue_invoice(
         &id,
     )
     .await?;
-    Ok(Json(view(issued, caller.language, &state)?))
+    let issued = view(issued, caller.language, &state)?;
+    tx.done().await?;
+    Ok(Json(issued))
 }
 
 /// Ids for a bulk action; ids that are not the caller's are ignored.

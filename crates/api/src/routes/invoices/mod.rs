@@ -207,10 +207,9 @@ pub async fn create_invoice(
         req,
     )
     .await?;
-    Ok((
-        StatusCode::CREATED,
-        Json(view(row, caller.language, &state)?),
-    ))
+    let created = view(row, caller.language, &state)?;
+    tx.done().await?;
+    Ok((StatusCode::CREATED, Json(created)))
 }
 
 /// One invoice with its lines.
