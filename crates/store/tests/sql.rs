@@ -354,14 +354,7 @@ both_engines!(an_idle_claim_does_not_wait_for_the_writer, |t| {
 both_engines!(nothing_to_pay_is_paid_in_counts_kept_before_it, upto Some(23), |t| {
     let company = t.company().await;
     let mut conn = t.db.pool().acquire().await.expect("connection");
-    sqlx::query(
-        "INSERT INTO entities (id, company_id, name, entity_type, country, currency_code, \
-         address_json, created_at) VALUES ('customer', $1, 'Customer', 'IE:LTD', 'IE', 'EUR', '{}', 0)",
-    )
-    .bind(&company)
-    .execute(&mut *conn)
-    .await
-    .expect("a customer");
+    customer(&mut conn, &company).await;
     // Paid in full, nothing to pay (a zero total), owed and unpaid.
     for (id, number, total, paid) in [("paid", 1, 1000, 1000), ("zero", 2, 0, 0), ("owed", 3, 500, 0)] {
         sqlx::query(
@@ -421,14 +414,7 @@ both_engines!(nothing_to_pay_is_paid_in_counts_kept_before_it, upto Some(23), |t
 both_engines!(invoice_indexes_hold_only_the_rows_read_through_them, upto Some(24), |t| {
     let company = t.company().await;
     let mut conn = t.db.pool().acquire().await.expect("connection");
-    sqlx::query(
-        "INSERT INTO entities (id, company_id, name, entity_type, country, currency_code, \
-         address_json, created_at) VALUES ('customer', $1, 'Customer', 'IE:LTD', 'IE', 'EUR', '{}', 0)",
-    )
-    .bind(&company)
-    .execute(&mut *conn)
-    .await
-    .expect("a customer");
+    customer(&mut conn, &company).await;
     // (id, series, status, number, issued at, the invoice it corrects, its schedule)
     type Row = (&'static str, &'static str, &'static str, Option<i64>, Option<i64>, Option<&'static str>, Option<&'static str>);
     let db = &t.db;
@@ -542,6 +528,18 @@ both_engines!(invoice_indexes_hold_only_the_rows_read_through_them, upto Some(24
         );
     }
 });
+
+/// Inserts the customer `customer` of `company`.
+async fn customer(conn: &mut sqlx::AnyConnection, company: &store::CompanyId) {
+    sqlx::query(
+        "INSERT INTO entities (id, company_id, name, entity_type, country, currency_code, \
+         address_json, created_at) VALUES ('customer', $1, 'Customer', 'IE:LTD', 'IE', 'EUR', '{}', 0)",
+    )
+    .bind(company)
+    .execute(conn)
+    .await
+    .expect("a customer");
+}
 
 /// The query plan of `sql` (SQLite's EXPLAIN QUERY PLAN, PostgreSQL's EXPLAIN), one line per row.
 async fn plan(db: &Db, sql: &str) -> String {

@@ -21,6 +21,19 @@ async fn hold(app: &TestApp, who: As<'_>, method: &str, path: &str, body: Value)
     id
 }
 
+/// Approves the held entry `id` as company A's person; the entry as answered.
+async fn approve(app: &TestApp, id: &str) -> Value {
+    app.call(
+        "POST",
+        &format!("/v1/ai-audit/{id}/approve"),
+        As::Human(&app.a),
+        None,
+    )
+    .await
+    .expect(200)
+    .json()
+}
+
 db_test!(ai_write_is_held_then_runs_on_approval, |app| {
     let before = app.fingerprint().await;
     let id = hold(
@@ -53,16 +66,7 @@ db_test!(ai_write_is_held_then_runs_on_approval, |app| {
     );
     assert!(entry["reviewedAt"].is_null() && entry["resourceId"].is_null());
 
-    let approved = app
-        .call(
-            "POST",
-            &format!("/v1/ai-audit/{id}/approve"),
-            As::Human(&app.a),
-            None,
-        )
-        .await
-        .expect(200)
-        .json();
+    let approved = approve(&app, &id).await;
     assert_eq!(approved["status"], "approved");
     assert_eq!(approved["resourceId"], app.a.company_id.as_str());
     assert_eq!(approved["reviewedBy"], app.a.user_id.as_str());
@@ -431,16 +435,7 @@ db_test!(
         let before = app.fingerprint().await;
         let created = hold(&app, As::Ai(&app.a), "POST", "/v1/invoices", body.clone()).await;
         assert_eq!(app.fingerprint().await, before, "the dry run wrote nothing");
-        let approved = app
-            .call(
-                "POST",
-                &format!("/v1/ai-audit/{created}/approve"),
-                As::Human(&app.a),
-                None,
-            )
-            .await
-            .expect(200)
-            .json();
+        let approved = approve(&app, &created).await;
         assert_eq!(approved["status"], "approved");
         let draft = approved["resourceId"]
             .as_str()
@@ -467,16 +462,7 @@ db_test!(
             before,
             "the dry run issued nothing"
         );
-        let approved = app
-            .call(
-                "POST",
-                &format!("/v1/ai-audit/{issue}/approve"),
-                As::Human(&app.a),
-                None,
-            )
-            .await
-            .expect(200)
-            .json();
+        let approved = approve(&app, &issue).await;
         assert_eq!(approved["status"], "approved");
         let issued = app
             .get(&format!("/v1/invoices/{draft}"), As::Human(&app.a))
