@@ -155,16 +155,7 @@ db_test!(
         .await
         .expect(200);
         let before = app.fingerprint().await;
-        let entry = app
-            .call(
-                "POST",
-                &format!("/v1/ai-audit/{id}/approve"),
-                As::Human(&app.a),
-                None,
-            )
-            .await
-            .expect(200)
-            .json();
+        let entry = approve(&app, &id).await;
         assert_eq!(entry["status"], "failed");
         let msg = entry["errorMessage"].as_str().unwrap();
         assert!(msg.starts_with("400") && msg.contains("fiscal_id"), "{msg}");
