@@ -4,7 +4,8 @@
 //!
 //! - a person's request runs inside one write transaction, committed when the
 //!   handler answers 2xx and rolled back otherwise, so a failed request leaves
-//!   nothing half-written;
+//!   nothing half-written (a handler whose writes are all done may commit before
+//!   making its answer: [`Tx::done`]);
 //! - an AI caller's request runs the real handler the same way but the
 //!   transaction is always rolled back (a dry run: every side effect lives in
 //!   the database, jobs included, so nothing escapes). If the handler would
