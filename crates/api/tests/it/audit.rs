@@ -23,15 +23,7 @@ async fn hold(app: &TestApp, who: As<'_>, method: &str, path: &str, body: Value)
 
 /// Approves the held entry `id` as company A's person; the entry as answered.
 async fn approve(app: &TestApp, id: &str) -> Value {
-    app.call(
-        "POST",
-        &format!("/v1/ai-audit/{id}/approve"),
-        As::Human(&app.a),
-        None,
-    )
-    .await
-    .expect(200)
-    .json()
+    app.review(id, "approve").await.expect(200).json()
 }
 
 db_test!(ai_write_is_held_then_runs_on_approval, |app| {
@@ -76,15 +68,7 @@ db_test!(ai_write_is_held_then_runs_on_approval, |app| {
 
     // Acts once: a second approve or a reject is a plain-text 409.
     for action in ["approve", "reject"] {
-        let resp = app
-            .call(
-                "POST",
-                &format!("/v1/ai-audit/{id}/{action}"),
-                As::Human(&app.a),
-                None,
-            )
-            .await
-            .expect(409);
+        let resp = app.review(&id, action).await.expect(409);
         assert!(resp.content_type().starts_with("text/plain"));
     }
 });
@@ -108,26 +92,10 @@ db_test!(rejected_entries_never_run, |app| {
         "MCP tokens are recorded as source mcp"
     );
     assert_eq!(entry["action"], "company.registration");
-    let rejected = app
-        .call(
-            "POST",
-            &format!("/v1/ai-audit/{id}/reject"),
-            As::Human(&app.a),
-            None,
-        )
-        .await
-        .expect(200)
-        .json();
+    let rejected = app.review(&id, "reject").await.expect(200).json();
     assert_eq!(rejected["status"], "rejected");
     assert_eq!(rejected["reviewedBy"], app.a.user_id.as_str());
-    app.call(
-        "POST",
-        &format!("/v1/ai-audit/{id}/approve"),
-        As::Human(&app.a),
-        None,
-    )
-    .await
-    .expect(409);
+    app.review(&id, "approve").await.expect(409);
     assert_eq!(app.fingerprint().await, before);
 });
 
@@ -281,14 +249,7 @@ db_test!(queue_lists_filter_and_paginate, |app| {
         json!({"friendlyName": "2"}),
     )
     .await;
-    app.call(
-        "POST",
-        &format!("/v1/ai-audit/{first}/reject"),
-        As::Human(&app.a),
-        None,
-    )
-    .await
-    .expect(200);
+    app.review(&first, "reject").await.expect(200);
     let all = app
         .get("/v1/ai-audit?limit=1", As::Ai(&app.a))
         .await

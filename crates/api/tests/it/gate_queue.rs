@@ -110,16 +110,7 @@ db_test!(
         assert!(files[0] == pdf, "raw bytes, not base64");
 
         // Approval replays it from there; the held copy goes once decided.
-        let approved = app
-            .call(
-                "POST",
-                &format!("/v1/ai-audit/{id}/approve"),
-                As::Human(&app.a),
-                None,
-            )
-            .await
-            .expect(200)
-            .json();
+        let approved = app.review(&id, "approve").await.expect(200).json();
         assert_eq!(approved["status"], "approved", "{approved}");
         assert!(approved["bodyUrl"].is_null());
         assert_eq!(approved["bodySize"], pdf.len(), "the size stays on record");
@@ -219,14 +210,7 @@ db_test!(
         // Another company is not affected.
         hold(&app, As::Ai(&app.b), "b").await;
         // A person's decision makes room.
-        app.call(
-            "POST",
-            &format!("/v1/ai-audit/{first}/reject"),
-            As::Human(&app.a),
-            None,
-        )
-        .await
-        .expect(200);
+        app.review(&first, "reject").await.expect(200);
         hold(&app, As::Ai(&app.a), "again").await;
         // Bytes count too: a body past the token's allowance is refused before anything runs.
         let big = app
@@ -276,15 +260,7 @@ db_test!(pending_entries_expire_and_can_never_be_approved, |app| {
         .json();
     assert_eq!(expired["data"][0]["id"], id.as_str());
     for action in ["approve", "reject"] {
-        let r = app
-            .call(
-                "POST",
-                &format!("/v1/ai-audit/{id}/{action}"),
-                As::Human(&app.a),
-                None,
-            )
-            .await
-            .expect(409);
+        let r = app.review(&id, action).await.expect(409);
         assert!(r.text().contains("expired"), "{}", r.text());
     }
     assert_eq!(app.fingerprint().await, before, "it never ran");
@@ -379,30 +355,14 @@ db_test!(
         .await
         .expect(204);
         let before = app.fingerprint().await;
-        let done = app
-            .call(
-                "POST",
-                &format!("/v1/ai-audit/{id}/approve"),
-                As::Human(&app.a),
-                None,
-            )
-            .await
-            .expect(200)
-            .json();
+        let done = app.review(&id, "approve").await.expect(200).json();
         assert_eq!(done["status"], "failed", "{done}");
         assert!(
             done["errorMessage"].as_str().unwrap().contains("revoked"),
             "{done}"
         );
         assert_eq!(app.fingerprint().await, before, "nothing ran");
-        app.call(
-            "POST",
-            &format!("/v1/ai-audit/{id}/approve"),
-            As::Human(&app.a),
-            None,
-        )
-        .await
-        .expect(409);
+        app.review(&id, "approve").await.expect(409);
 
         // A member deactivated since: the same.
         add(
@@ -422,16 +382,7 @@ db_test!(
         .await
         .expect(200);
         let before = app.fingerprint().await;
-        let done = app
-            .call(
-                "POST",
-                &format!("/v1/ai-audit/{id}/approve"),
-                As::Human(&app.a),
-                None,
-            )
-            .await
-            .expect(200)
-            .json();
+        let done = app.review(&id, "approve").await.expect(200).json();
         assert_eq!(done["status"], "failed", "{done}");
         assert!(
             done["errorMessage"]

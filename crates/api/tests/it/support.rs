@@ -482,6 +482,17 @@ impl TestApp {
         self.accept_all_agreements(t).await;
     }
 
+    /// Approves or rejects (`action`) the held AI request `id` as company A's person.
+    pub async fn review(&self, id: &str, action: &str) -> Resp {
+        self.call(
+            "POST",
+            &format!("/v1/ai-audit/{id}/{action}"),
+            As::Human(&self.a),
+            None,
+        )
+        .await
+    }
+
     /// Creates an entity as a person and returns its id.
     pub async fn entity(&self, t: &Tenant, body: Value) -> String {
         let e = self
