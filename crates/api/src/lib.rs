@@ -70,7 +70,8 @@ pub fn v1_routes(state: &AppState) -> OpenApiRouter<AppState> {
 }
 
 /// Runs a `/v1` request in its own connection scope: the connection it gives back is kept
-/// for its next statement instead of going back to the pool (and being pinged) each time.
+/// for its next statement, and handed to the next request when it ends, instead of going
+/// back to the pool (and being pinged) each time.
 async fn one_connection(
     req: Request<axum::body::Body>,
     next: axum::middleware::Next,

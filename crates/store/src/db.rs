@@ -11,7 +11,7 @@ use std::{
 };
 
 use sqlx::{
-    Any, AnyConnection, AnyPool, Executor, Transaction,
+    Any, AnyConnection, AnyPool, Executor,
     any::{AnyConnectOptions, AnyPoolOptions, AnyTransactionManager},
     pool::PoolConnection,
 };
@@ -40,6 +40,8 @@ pub struct Db {
     files: crate::files::Files,
     /// Alive while any clone of this `Db` is: the SQLite checkpointer stops when it is gone.
     _alive: Arc<()>,
+    /// Connections requests gave back, kept for the next request ([`Kept`]).
+    kept: Arc<Kept>,
 }
 
 /// How often the background checkpointer copies SQLite's write-ahead log into the database.
@@ -136,6 +138,16 @@ impl Db {
             .await
             .map_err(|e| anyhow::anyhow!("cannot open the database {}: {e}", redact_url(&url)))?;
         let alive = Arc::new(());
+        let kept = Arc::new(Kept {
+            conns: std::sync::Mutex::new(Vec::new()),
+            // Half the pool at most: the other half stays with the pool for whoever takes
+            // connections from it directly (the checkpointer, the web pages, the workers).
+            cap: match backend {
+                Backend::Sqlite => 4,
+                Backend::Postgres => 8,
+            },
+            closed: Default::default(),
+        });
         let write_gate = (backend == Backend::Sqlite).then(|| Arc::new(Mutex::new(None)));
         if let Some(gate) = &write_gate {
             tokio::spawn(checkpoint_in_background(
@@ -150,6 +162,7 @@ impl Db {
             write_gate,
             files: crate::files::Files::Database,
             _alive: alive,
+            kept,
         })
     }
 
@@ -194,34 +207,30 @@ impl Db {
     }
 
     /// A connection for reads: inside a [`request_scope`], the one the request used last
-    /// if it gave it back ([`Pooled`]), else one from the pool.
+    /// if it gave it back ([`Pooled`]); else one an earlier request gave back ([`Kept`]);
+    /// else one from the pool.
     ///
-    /// A request that keeps its connection from its token lookup to its write transaction
-    /// saves what sqlx does each time a connection goes back to the pool: a ping, one more
-    /// hand-off to a SQLite connection's thread or round trip to PostgreSQL.
+    /// A connection that goes back to sqlx's pool is pinged there first: one more hand-off
+    /// to a SQLite connection's thread, or round trip to PostgreSQL, and a task spawned to
+    /// make it. A request that keeps its connection from its token lookup to its write
+    /// transaction, and hands it to the next request when it ends, saves both, each time.
     pub async fn acquire(&self) -> sqlx::Result<Pooled> {
-        let conn = match self.take_spare() {
+        let conn = match self.take_spare().or_else(|| self.kept.take()) {
             Some(conn) => conn,
             None => self.pool.acquire().await?,
         };
         Ok(Pooled {
             conn: Some(conn),
-            pool: self.id(),
+            home: self.kept.clone(),
         })
     }
 
-    /// Which pool a kept connection belongs to (a process may hold several, tests do).
-    fn id(&self) -> usize {
-        Arc::as_ptr(&self._alive) as usize
-    }
-
     fn take_spare(&self) -> Option<PoolConnection<Any>> {
-        let id = self.id();
         SPARE
             .try_with(|slot| {
                 let mut slot = slot.borrow_mut();
                 match slot.take() {
-                    Some(spare) if spare.pool == id => Some(spare.conn),
+                    Some(spare) if Arc::ptr_eq(&spare.home, &self.kept) => Some(spare.conn),
                     other => {
                         *slot = other;
                         None
@@ -254,12 +263,18 @@ impl Db {
 
     async fn try_begin_write(&self) -> sqlx::Result<WriteTx> {
         let Some(gate) = &self.write_gate else {
-            let conn = match self.take_spare() {
+            let conn = match self.take_spare().or_else(|| self.kept.take()) {
                 Some(conn) => conn,
                 None => self.pool.acquire().await?,
             };
-            // What `Pool::begin_with` does, on the request's kept connection when it has one.
-            return Ok(WriteTx(Open::Pooled(Transaction::begin(conn, None).await?)));
+            // What `Pool::begin` does, on the request's kept connection when it has one; the
+            // connection is the request's again once the transaction is done.
+            let mut conn = Pooled {
+                conn: Some(conn),
+                home: self.kept.clone(),
+            };
+            AnyTransactionManager::begin(&mut conn, None).await?;
+            return Ok(WriteTx(Open::Pooled(conn)));
         };
         let mut writer = match gate.clone().try_lock_owned() {
             Ok(writer) => writer,
@@ -287,8 +302,9 @@ impl Db {
         Ok(WriteTx(Open::Writer(writer)))
     }
 
-    /// Closes every connection of the pool.
+    /// Closes every connection of the pool (the pool waits for each to come back).
     pub async fn close(&self) {
+        self.kept.close();
         self.pool.close().await;
     }
 }
@@ -299,39 +315,129 @@ tokio::task_local! {
 }
 
 struct Spare {
-    pool: usize,
+    home: Arc<Kept>,
     conn: PoolConnection<Any>,
+}
+
+/// Connections requests gave back, for the next request's [`Db::acquire`] or PostgreSQL
+/// write rather than sqlx's pool, which pings each connection it gets back before it hands
+/// it out again.
+///
+/// Each is still checked out as far as the pool knows, so at most `cap` are kept (half the
+/// pool), and none for long: one given back a second ago or more, or before a connection
+/// was last lost ([`note_connection_error`]), goes to the pool when next looked at, to be
+/// pinged there as any other.
+struct Kept {
+    conns: std::sync::Mutex<Vec<KeptConn>>,
+    cap: usize,
+    /// Set by [`Db::close`]: from then on every connection given back goes to the pool,
+    /// which waits for each to come back before it closes.
+    closed: std::sync::atomic::AtomicBool,
+}
+
+struct KeptConn {
+    conn: PoolConnection<Any>,
+    /// When it was given back.
+    since: std::time::Instant,
+    /// The same, in microseconds since the epoch, as [`LAST_CONNECTION_ERROR`] counts.
+    since_micros: i64,
+}
+
+/// How long a connection is kept for the next request before it goes back to the pool
+/// (the pool pings a PostgreSQL connection idle that long before handing it out).
+const KEPT_FOR: Duration = Duration::from_secs(1);
+
+impl Kept {
+    /// Keeps `conn` for the next request, or gives it to the pool when `cap` are kept.
+    fn put(&self, conn: PoolConnection<Any>) {
+        let mut conns = self.lock();
+        if conns.len() < self.cap && !self.closed.load(Ordering::Relaxed) {
+            conns.push(KeptConn {
+                conn,
+                since: std::time::Instant::now(),
+                since_micros: crate::now_micros(),
+            });
+        } else {
+            drop(conns);
+            drop(conn);
+        }
+    }
+
+    /// The connection given back last, if it is still fresh; stale ones go to the pool.
+    fn take(&self) -> Option<PoolConnection<Any>> {
+        let mut conns = self.lock();
+        let last = conns.pop()?;
+        let lost = LAST_CONNECTION_ERROR.load(Ordering::Relaxed);
+        if last.since.elapsed() < KEPT_FOR && last.since_micros > lost {
+            return Some(last.conn);
+        }
+        // The others were given back earlier still.
+        let stale: Vec<KeptConn> = conns.drain(..).collect();
+        drop(conns);
+        drop(last);
+        drop(stale);
+        None
+    }
+
+    /// Gives every kept connection to the pool, and each given back from now on.
+    fn close(&self) {
+        self.closed.store(true, Ordering::Relaxed);
+        let all: Vec<KeptConn> = self.lock().drain(..).collect();
+        drop(all);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<KeptConn>> {
+        // A panic while the list was held cannot leave it inconsistent: take it as it is.
+        self.conns
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
 }
 
 /// Runs `request` with a slot for one kept connection: a [`Pooled`] dropped inside it is
 /// kept for the request's next [`Db::acquire`] or [`Db::begin_write`] instead of going back
-/// to the pool, and goes back when the request ends (or a writer has to queue).
+/// to the pool, and is handed to the next request when this one ends ([`Kept`]). A request
+/// that does not end (its client went away, it panicked) gives its connection to the pool,
+/// which checks it.
 ///
 /// Only around work that ends soon, an HTTP request: a kept connection is one fewer for
 /// everyone else until then. A handler about to wait for something else (a render slot, a
 /// child process) gives its connection back first with [`Pooled::release`].
 pub async fn request_scope<F: std::future::Future>(request: F) -> F::Output {
-    SPARE.scope(RefCell::new(None), request).await
+    SPARE
+        .scope(RefCell::new(None), async move {
+            let out = request.await;
+            give_back();
+            out
+        })
+        .await
 }
 
-/// Gives the connection the request keeps back to the pool, if it keeps one: before the
-/// request waits for something other than the database (its client's body, a render slot,
-/// SQLite's writer), and after a connection failed, so a retry takes another.
+/// Gives the connection the request keeps back, if it keeps one, for other requests:
+/// before the request waits for something other than the database (its client's body, a
+/// render slot, SQLite's writer), and when it ends.
 pub fn give_back() {
-    let kept = SPARE.try_with(|slot| slot.borrow_mut().take());
-    drop(kept);
+    if let Some(spare) = SPARE
+        .try_with(|slot| slot.borrow_mut().take())
+        .ok()
+        .flatten()
+    {
+        spare.home.put(spare.conn);
+    }
 }
 
 /// A connection from [`Db::acquire`]; see [`request_scope`].
 pub struct Pooled {
     conn: Option<PoolConnection<Any>>,
-    pool: usize,
+    home: Arc<Kept>,
 }
 
 impl Pooled {
-    /// Gives the connection back to the pool now, not kept for the request.
+    /// Gives the connection back now, for other requests, not kept for this one.
     pub fn release(mut self) {
-        drop(self.conn.take());
+        if let Some(conn) = self.conn.take() {
+            self.home.put(conn);
+        }
     }
 }
 
@@ -354,12 +460,12 @@ impl Drop for Pooled {
         let Some(conn) = self.conn.take() else {
             return;
         };
-        let pool = self.pool;
+        let home = self.home.clone();
         // Outside a request scope, or with a connection kept already, it goes to the pool.
         let _ = SPARE.try_with(move |slot| {
             let mut slot = slot.borrow_mut();
             if slot.is_none() {
-                *slot = Some(Spare { pool, conn });
+                *slot = Some(Spare { home, conn });
             }
         });
     }
@@ -395,8 +501,9 @@ pub fn is_connection_error(e: &sqlx::Error) -> bool {
 pub fn note_connection_error() {
     LAST_CONNECTION_ERROR.fetch_max(crate::now_micros(), Ordering::Relaxed);
     // The request's kept connection may be the one that failed: it goes back to the pool,
-    // whose ping on return closes it if it is dead.
-    give_back();
+    // whose ping on return closes it if it is dead (and so does each one kept for other
+    // requests, when next looked at: [`Kept::take`]).
+    drop(SPARE.try_with(|slot| slot.borrow_mut().take()));
 }
 
 /// Whether a connection idle for `idle_for` was already idle when a connection last failed.
@@ -579,8 +686,8 @@ type Writer = Arc<Mutex<Option<AnyConnection>>>;
 pub struct WriteTx(Open);
 
 enum Open {
-    /// PostgreSQL: a transaction on a pooled connection.
-    Pooled(Transaction<'static, Any>),
+    /// PostgreSQL: a transaction on a pooled connection, the request's again when done.
+    Pooled(Pooled),
     /// SQLite: the writer's connection, in a transaction while this holds it (the gate held
     /// until it is dropped).
     Writer(OwnedMutexGuard<Option<AnyConnection>>),
@@ -601,8 +708,17 @@ impl WriteTx {
 
     async fn finish(mut self, commit: bool) -> sqlx::Result<()> {
         match std::mem::replace(&mut self.0, Open::Done) {
-            Open::Pooled(tx) if commit => tx.commit().await,
-            Open::Pooled(tx) => tx.rollback().await,
+            Open::Pooled(mut conn) => {
+                let done = if commit {
+                    AnyTransactionManager::commit(&mut conn).await
+                } else {
+                    AnyTransactionManager::rollback(&mut conn).await
+                };
+                if done.is_err() {
+                    self.0 = Open::Pooled(conn);
+                }
+                done
+            }
             Open::Writer(mut writer) => {
                 let done = match writer.as_mut() {
                     Some(conn) if commit => AnyTransactionManager::commit(conn).await,
@@ -623,7 +739,7 @@ impl WriteTx {
     /// The connection the transaction runs on.
     pub fn conn(&mut self) -> &mut sqlx::AnyConnection {
         match &mut self.0 {
-            Open::Pooled(tx) => tx,
+            Open::Pooled(conn) => conn,
             // A `WriteTx` holds the writer's connection from its `BEGIN` until it is done;
             // after `commit` or `rollback` it is consumed.
             Open::Writer(writer) => writer.as_mut().unwrap_or_else(|| unreachable!()),
@@ -634,12 +750,22 @@ impl WriteTx {
 
 impl Drop for WriteTx {
     fn drop(&mut self) {
-        if let Open::Writer(writer) = &mut self.0
-            && let Some(conn) = writer.as_mut()
-        {
-            // What dropping a `Transaction` does: the rollback is queued on the connection
-            // now, ahead of whatever the next writer sends it.
-            AnyTransactionManager::start_rollback(conn);
+        match std::mem::replace(&mut self.0, Open::Done) {
+            Open::Writer(mut writer) => {
+                if let Some(conn) = writer.as_mut() {
+                    // What dropping a `Transaction` does: the rollback is queued on the
+                    // connection now, ahead of whatever the next writer sends it.
+                    AnyTransactionManager::start_rollback(conn);
+                }
+            }
+            Open::Pooled(mut conn) => {
+                AnyTransactionManager::start_rollback(&mut conn);
+                // To the pool, not kept: its ping there waits for the rollback.
+                if let Some(conn) = conn.conn.take() {
+                    drop(conn);
+                }
+            }
+            Open::Done => {}
         }
     }
 }
@@ -727,6 +853,46 @@ pub fn redact_url(url: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // A connection given back is handed to the next request while it is fresh: not once it
+    // was kept a second, nor when a connection was lost since it was given back (both go to
+    // the pool, which pings them), nor after the pool closes.
+    #[tokio::test]
+    async fn only_fresh_connections_are_handed_on() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let db = Db::connect(&format!("sqlite://{}/kept.db", dir.path().display()))
+            .await
+            .expect("connect");
+        let kept = &db.kept;
+        let conn = || async { db.pool.acquire().await.expect("connection") };
+
+        kept.put(conn().await);
+        assert!(kept.take().is_some(), "a fresh connection is handed on");
+        assert!(kept.take().is_none(), "each one once");
+
+        kept.put(conn().await);
+        kept.lock()[0].since -= KEPT_FOR;
+        assert!(kept.take().is_none(), "one kept a second went on");
+        assert!(kept.lock().is_empty(), "a stale one goes to the pool");
+
+        kept.put(conn().await);
+        kept.put(conn().await);
+        note_connection_error();
+        assert!(
+            kept.take().is_none(),
+            "given back before a connection was lost"
+        );
+        assert!(kept.lock().is_empty(), "so were all the others");
+
+        for _ in 0..kept.cap + 2 {
+            let c = conn().await;
+            kept.put(c);
+        }
+        assert_eq!(kept.lock().len(), kept.cap, "at most half the pool is kept");
+
+        db.close().await;
+        assert!(kept.lock().is_empty(), "closing gives them all to the pool");
+    }
 
     #[test]
     fn loopback_postgres_connects_without_tls_unless_told() {

@@ -905,6 +905,86 @@ both_engines!(a_request_keeps_its_connection, |t| {
     .await;
 });
 
+// A request's connection is handed to the next request when it ends, not given back to
+// the pool (whose return pings it, one more hand-off or round trip each time): the next
+// request's read, and its write transaction on PostgreSQL, run on it. At most half the
+// pool is kept so: after as many requests at once as the pool holds, half of it is still
+// there for whoever takes connections from the pool directly.
+both_engines!(a_request_hands_its_connection_to_the_next, |t| {
+    async fn sees_mine(conn: &mut sqlx::AnyConnection) -> bool {
+        sqlx::query("SELECT x FROM mine")
+            .fetch_all(conn)
+            .await
+            .is_ok()
+    }
+    let db = t.db.clone();
+    let first = db.clone();
+    store::db::request_scope(async move {
+        let mut conn = first.acquire().await.expect("connection");
+        sqlx::query("CREATE TEMPORARY TABLE mine (x INTEGER)")
+            .execute(&mut *conn)
+            .await
+            .expect("temporary table");
+    })
+    .await;
+    let next = db.clone();
+    let (read, wrote) = store::db::request_scope(async move {
+        let read = sees_mine(&mut next.acquire().await.expect("connection")).await;
+        let mut tx = next.begin_write().await.expect("begin");
+        let wrote = sees_mine(tx.conn()).await;
+        tx.commit().await.expect("commit");
+        (read, wrote)
+    })
+    .await;
+    assert!(read, "the next request read on another connection");
+    // SQLite writes on its writer's own connection.
+    assert_eq!(
+        wrote,
+        db.backend() == Backend::Postgres,
+        "the write's connection"
+    );
+    if db.backend() == Backend::Postgres {
+        let after = db.clone();
+        let again = store::db::request_scope(async move {
+            sees_mine(&mut after.acquire().await.expect("connection")).await
+        })
+        .await;
+        assert!(
+            again,
+            "a committed transaction's connection was not handed on"
+        );
+    }
+
+    let size = db.pool().options().get_max_connections() as usize;
+    let all = std::sync::Arc::new(tokio::sync::Barrier::new(size));
+    let requests: Vec<_> = (0..size)
+        .map(|_| {
+            let (db, all) = (db.clone(), all.clone());
+            tokio::spawn(store::db::request_scope(async move {
+                let conn = db.acquire().await.expect("connection");
+                // Every connection of the pool is in a request at once.
+                all.wait().await;
+                drop(conn);
+            }))
+        })
+        .collect();
+    for r in requests {
+        r.await.expect("request");
+    }
+    let mut direct = Vec::new();
+    for _ in 0..size / 2 {
+        // Waits for the pool's own checks of the connections given back to it; if every
+        // connection were kept, this would time out.
+        direct.push(
+            db.pool()
+                .acquire()
+                .await
+                .expect("half the pool for direct use"),
+        );
+    }
+    drop(direct);
+});
+
 /// Whether a company of this id is stored, read on a pooled connection.
 async fn stored(db: &Db, id: &store::CompanyId) -> bool {
     let mut conn = db.pool().acquire().await.expect("connection");
