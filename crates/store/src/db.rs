@@ -139,6 +139,7 @@ impl Db {
             .map_err(|e| anyhow::anyhow!("cannot open the database {}: {e}", redact_url(&url)))?;
         let alive = Arc::new(());
         let kept = Arc::new(Kept {
+            pool: pool.clone(),
             conns: std::sync::Mutex::new(Vec::new()),
             // Half the pool at most: the other half stays with the pool for whoever takes
             // connections from it directly (the checkpointer, the web pages, the workers).
@@ -328,6 +329,8 @@ struct Spare {
 /// was last lost ([`note_connection_error`]), goes to the pool when next looked at, to be
 /// pinged there as any other.
 struct Kept {
+    /// The pool the connections come from, asked whether it has one idle.
+    pool: AnyPool,
     conns: std::sync::Mutex<Vec<KeptConn>>,
     cap: usize,
     /// Set by [`Db::close`]: from then on every connection given back goes to the pool,
@@ -348,10 +351,13 @@ struct KeptConn {
 const KEPT_FOR: Duration = Duration::from_secs(1);
 
 impl Kept {
-    /// Keeps `conn` for the next request, or gives it to the pool when `cap` are kept.
+    /// Keeps `conn` for the next request, or gives it to the pool: when `cap` are kept, and
+    /// when the pool has none idle, so that requests already waiting for one of the pool's
+    /// are served first, in their turn, and not passed by the requests that come later.
     fn put(&self, conn: PoolConnection<Any>) {
+        let busy = self.pool.num_idle() == 0;
         let mut conns = self.lock();
-        if conns.len() < self.cap && !self.closed.load(Ordering::Relaxed) {
+        if conns.len() < self.cap && !busy && !self.closed.load(Ordering::Relaxed) {
             conns.push(KeptConn {
                 conn,
                 since: std::time::Instant::now(),
@@ -856,7 +862,8 @@ mod tests {
 
     // A connection given back is handed to the next request while it is fresh: not once it
     // was kept a second, nor when a connection was lost since it was given back (both go to
-    // the pool, which pings them), nor after the pool closes.
+    // the pool, which pings them), nor when the pool has none idle (requests may be waiting
+    // in its queue), nor after the pool closes.
     #[tokio::test]
     async fn only_fresh_connections_are_handed_on() {
         let dir = tempfile::tempdir().expect("temp dir");
@@ -864,7 +871,21 @@ mod tests {
             .await
             .expect("connect");
         let kept = &db.kept;
+        let size = db.pool.options().get_max_connections() as usize;
         let conn = || async { db.pool.acquire().await.expect("connection") };
+        // Waits until every connection given to the pool is back (it pings each first).
+        let settled = || async {
+            while db.pool.num_idle() < size {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        };
+        // Every connection of the pool open and idle, as on a server that has been busy.
+        let mut all = Vec::new();
+        for _ in 0..size {
+            all.push(conn().await);
+        }
+        drop(all);
+        settled().await;
 
         kept.put(conn().await);
         assert!(kept.take().is_some(), "a fresh connection is handed on");
@@ -883,15 +904,34 @@ mod tests {
             "given back before a connection was lost"
         );
         assert!(kept.lock().is_empty(), "so were all the others");
+        settled().await;
 
+        let mut held = Vec::new();
         for _ in 0..kept.cap + 2 {
-            let c = conn().await;
+            held.push(conn().await);
+        }
+        for c in held {
             kept.put(c);
         }
         assert_eq!(kept.lock().len(), kept.cap, "at most half the pool is kept");
+        let given: Vec<KeptConn> = kept.lock().drain(..).collect();
+        drop(given);
+        settled().await;
 
+        let mut busy = Vec::new();
+        while let Some(c) = db.pool.try_acquire() {
+            busy.push(c);
+        }
+        let last = busy.pop().expect("a connection");
+        kept.put(last);
+        assert!(kept.lock().is_empty(), "kept while the pool had none idle");
+        drop(busy);
+
+        let one = conn().await;
+        kept.close();
+        kept.put(one);
+        assert!(kept.lock().is_empty(), "kept once the pool began to close");
         db.close().await;
-        assert!(kept.lock().is_empty(), "closing gives them all to the pool");
     }
 
     #[test]

@@ -862,24 +862,30 @@ both_engines!(reads_sent_together_answer_each_read, |t| {
     assert_eq!(issuing.company.id, company);
 });
 
+/// Makes the temporary table `mine`, which only this connection sees.
+async fn make_mine(conn: &mut sqlx::AnyConnection) {
+    sqlx::query("CREATE TEMPORARY TABLE mine (x INTEGER)")
+        .execute(conn)
+        .await
+        .expect("temporary table");
+}
+
+/// Whether the connection sees the temporary table `mine` (only the connection that made it
+/// does).
+async fn sees_mine(conn: &mut sqlx::AnyConnection) -> bool {
+    sqlx::query("SELECT x FROM mine")
+        .fetch_all(conn)
+        .await
+        .is_ok()
+}
+
 // Inside a request scope a connection given back is kept for the request's next read and
 // for its write transaction (a temporary table, which only its own connection sees, is
 // there each time); a connection taken from the pool meanwhile is another one.
 both_engines!(a_request_keeps_its_connection, |t| {
     let db = t.db.clone();
     store::db::request_scope(async move {
-        let mut first = db.acquire().await.expect("connection");
-        sqlx::query("CREATE TEMPORARY TABLE mine (x INTEGER)")
-            .execute(&mut *first)
-            .await
-            .expect("temporary table");
-        drop(first);
-        async fn sees_mine(conn: &mut sqlx::AnyConnection) -> bool {
-            sqlx::query("SELECT x FROM mine")
-                .fetch_all(conn)
-                .await
-                .is_ok()
-        }
+        make_mine(&mut db.acquire().await.expect("connection")).await;
         let mut other = db.pool().acquire().await.expect("connection");
         assert!(
             !sees_mine(&mut other).await,
@@ -911,20 +917,20 @@ both_engines!(a_request_keeps_its_connection, |t| {
 // pool is kept so: after as many requests at once as the pool holds, half of it is still
 // there for whoever takes connections from the pool directly.
 both_engines!(a_request_hands_its_connection_to_the_next, |t| {
-    async fn sees_mine(conn: &mut sqlx::AnyConnection) -> bool {
-        sqlx::query("SELECT x FROM mine")
-            .fetch_all(conn)
-            .await
-            .is_ok()
-    }
     let db = t.db.clone();
+    let size = db.pool().options().get_max_connections() as usize;
+    // Every connection of the pool open and idle, as on a server that has been busy: with
+    // none idle, a connection given back goes to the pool, for requests waiting there.
+    let all = futures::future::try_join_all((0..size).map(|_| db.pool().acquire()))
+        .await
+        .expect("the whole pool");
+    drop(all);
+    while db.pool().num_idle() < size {
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
     let first = db.clone();
     store::db::request_scope(async move {
-        let mut conn = first.acquire().await.expect("connection");
-        sqlx::query("CREATE TEMPORARY TABLE mine (x INTEGER)")
-            .execute(&mut *conn)
-            .await
-            .expect("temporary table");
+        make_mine(&mut first.acquire().await.expect("connection")).await;
     })
     .await;
     let next = db.clone();
@@ -955,7 +961,6 @@ both_engines!(a_request_hands_its_connection_to_the_next, |t| {
         );
     }
 
-    let size = db.pool().options().get_max_connections() as usize;
     let all = std::sync::Arc::new(tokio::sync::Barrier::new(size));
     let requests: Vec<_> = (0..size)
         .map(|_| {
