@@ -140,7 +140,8 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
             }
             if crate::gate::is_mutating(req.method()) {
                 // Its body is still to come from the client, however slowly: the token
-                // lookup's connection goes back to the pool rather than wait for it.
+                // lookup's connection is given back, for other requests, rather than wait
+                // for it.
                 store::db::give_back();
             }
             req.extensions_mut().insert(caller);
@@ -269,7 +270,8 @@ pub fn language_of(company_type: Option<&str>) -> &'static str {
 pub struct DbConn(pub store::Pooled);
 
 impl DbConn {
-    /// Gives the connection back to the pool before a long wait (a render slot, a render).
+    /// Gives the connection back, for other requests, before a long wait (a render slot, a
+    /// render).
     pub fn release(self) {
         self.0.release();
     }
