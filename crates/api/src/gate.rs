@@ -96,11 +96,12 @@ impl TxSlot {
         }
     }
 
-    /// The open transaction, begun now if this is its first use.
+    /// The open transaction, opened now if this is its first use. On SQLite its `BEGIN` is
+    /// still due then: it goes with the first statements ([`store::Writing`]).
     async fn open(&self) -> AppResult<MappedMutexGuard<'_, store::WriteTx>> {
         let mut guard = self.tx.lock().await;
         if matches!(*guard, SlotState::NotBegun) {
-            *guard = SlotState::Open(self.db.begin_write().await?);
+            *guard = SlotState::Open(self.db.begin_write_deferred().await?);
         }
         MutexGuard::try_map(guard, |state| match state {
             SlotState::Open(tx) => Some(tx),
@@ -134,10 +135,17 @@ impl Tx {
     /// Locks the transaction's connection for the next statements.
     /// The first call begins the transaction (on SQLite: takes the single writer).
     pub async fn conn(&self) -> AppResult<MappedMutexGuard<'_, sqlx::AnyConnection>> {
-        Ok(MappedMutexGuard::map(
-            self.0.open().await?,
-            store::WriteTx::conn,
-        ))
+        let mut tx = self.0.open().await?;
+        store::Writing::conn(&mut *tx).await?;
+        Ok(MappedMutexGuard::map(tx, store::WriteTx::conn))
+    }
+
+    /// Locks the transaction for a store function that writes through [`store::Writing`]:
+    /// on SQLite, the transaction's `BEGIN` travels with its first statements when nothing
+    /// of it was sent yet (one hand-off to the writer's thread fewer). The first call takes
+    /// the single writer.
+    pub async fn writing(&self) -> AppResult<MappedMutexGuard<'_, store::WriteTx>> {
+        self.0.open().await
     }
 
     /// Says the handler has written all it will and only its answer is left to make.

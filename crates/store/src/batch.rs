@@ -22,6 +22,8 @@ use sqlx::{
     any::{Any, AnyArguments, AnyRow},
 };
 
+use crate::db::Writing;
+
 /// Statements and their arguments, sent by [`Batch::execute`].
 #[derive(Default)]
 pub struct Batch {
@@ -34,6 +36,8 @@ pub struct Batch {
     /// Whether every later `INSERT ... VALUES` runs after the first statement
     /// ([`Batch::after_first`]).
     after_first: bool,
+    /// A transaction's deferred `BEGIN`, sent ahead of the statements ([`Batch::opening`]).
+    begin: Option<&'static str>,
 }
 
 /// What the first statement of a batch is called on PostgreSQL, where it is the clause
@@ -83,6 +87,15 @@ impl Batch {
     pub fn after_first(&mut self) -> &mut Self {
         self.after_first = true;
         self
+    }
+
+    /// Sends the batch as the first statements of `tx`, carrying its `BEGIN` if that is
+    /// still due (SQLite, [`crate::Db::begin_write_deferred`]), and returns the connection
+    /// to send it on.
+    pub fn opening<'c>(&mut self, tx: &'c mut impl Writing) -> &'c mut AnyConnection {
+        let (begin, conn) = tx.opening();
+        self.begin = begin;
+        conn
     }
 
     /// Whether nothing was pushed.
@@ -153,7 +166,17 @@ impl Batch {
                 }
             }
         }
-        Ok(Some((join(&statements, postgres), self.args)))
+        let sql = join(&statements, postgres);
+        Ok(Some(match self.begin {
+            // Only SQLite defers its `BEGIN`, and runs several statements of one string.
+            Some(begin) if !postgres => (format!("{begin};\n{sql}"), self.args),
+            Some(_) => {
+                return Err(sqlx::Error::Protocol(
+                    "a BEGIN cannot travel with PostgreSQL statements".into(),
+                ));
+            }
+            None => (sql, self.args),
+        }))
     }
 }
 

@@ -15,7 +15,7 @@
 
 use sqlx::AnyConnection;
 
-use crate::batch::Batch;
+use crate::{batch::Batch, db::Writing};
 
 /// Microseconds in a day: the rollups bucket `issued_at` by `issued_at / DAY` (UTC days).
 pub const DAY: i64 = 86_400_000_000;
@@ -351,10 +351,11 @@ pub async fn record_issue(
 }
 
 /// Adds the rollup writes of a just-issued invoice to `batch` (what [`record_issue`]
-/// runs). The reads it makes on `conn` do not depend on the invoice row itself, so the
-/// batch may carry the row's own update too ([`crate::invoices::store_issued`]).
+/// runs). The reads it makes on `tx` (a corrective invoice's only) do not depend on the
+/// invoice row itself, so the batch may carry the row's own update too
+/// ([`crate::invoices::store_issued`]).
 pub async fn push_issue(
-    conn: &mut AnyConnection,
+    tx: &mut impl Writing,
     batch: &mut Batch,
     row: &crate::invoices::InvoiceRow,
 ) -> sqlx::Result<()> {
@@ -390,6 +391,7 @@ pub async fn push_issue(
         // An ordinary invoice counts as corrected from its first issued corrective invoice.
         let mut corrected = 0;
         if let Some(original) = &row.corrected_invoice_id {
+            let conn = tx.conn().await?;
             let ordinary: i64 = sqlx::query_scalar(
                 "SELECT COUNT(*) FROM invoices WHERE id = $1 AND status = 'issued' AND series = 'invoice'",
             )

@@ -252,30 +252,33 @@ impl Db {
     /// on another: nothing of the transaction happened yet, and the next connection is
     /// checked before it is handed out (see [`note_connection_error`]).
     pub async fn begin_write(&self) -> sqlx::Result<WriteTx> {
-        match self.try_begin_write().await {
+        let mut tx = self.begin_write_deferred().await?;
+        match tx.begin_now().await {
+            Ok(()) => Ok(tx),
             Err(e) if is_connection_error(&e) => {
                 note_connection_error();
                 tracing::warn!(error = %e, "beginning a transaction failed on a lost connection; trying another");
-                self.try_begin_write().await
+                drop(tx);
+                let mut tx = self.begin_write_deferred().await?;
+                tx.begin_now().await?;
+                Ok(tx)
             }
-            other => other,
+            Err(e) => Err(e),
         }
     }
 
-    async fn try_begin_write(&self) -> sqlx::Result<WriteTx> {
+    /// Opens a transaction that will write, whose `BEGIN` is sent with its first statements
+    /// on SQLite: the writer gate is taken now, and `BEGIN IMMEDIATE` goes to the writer's
+    /// connection in the same query string as the first statements written through
+    /// [`Writing::opening`] (one hand-off to the connection's thread for both), or alone
+    /// before the first statement run through [`Writing::conn`]. A transaction that never
+    /// runs a statement sends nothing at all. On PostgreSQL, which prepares one statement
+    /// at a time, `BEGIN` is sent now, as by [`Db::begin_write`].
+    ///
+    /// Its connection is reached through [`Writing`] only, until it has begun.
+    pub async fn begin_write_deferred(&self) -> sqlx::Result<WriteTx> {
         let Some(gate) = &self.write_gate else {
-            let conn = match self.take_spare().or_else(|| self.kept.take()) {
-                Some(conn) => conn,
-                None => self.pool.acquire().await?,
-            };
-            // What `Pool::begin` does, on the request's kept connection when it has one; the
-            // connection is the request's again once the transaction is done.
-            let mut conn = Pooled {
-                conn: Some(conn),
-                home: self.kept.clone(),
-            };
-            AnyTransactionManager::begin(&mut conn, None).await?;
-            return Ok(WriteTx(Open::Pooled(conn)));
+            return self.begin_pooled().await;
         };
         let mut writer = match gate.clone().try_lock_owned() {
             Ok(writer) => writer,
@@ -286,21 +289,44 @@ impl Db {
                 gate.clone().lock_owned().await
             }
         };
-        let conn = match &mut *writer {
-            Some(conn) => conn,
+        if writer.is_none() {
             // The first write (or the first after the writer's connection was lost): one of
             // the pool's connections, set up as they are, becomes the writer's for good.
-            empty @ None => empty.insert(self.pool.acquire().await?.detach()),
-        };
-        let begin = sqlx::SqlSafeStr::into_sql_str("BEGIN IMMEDIATE");
-        if let Err(e) = AnyTransactionManager::begin(conn, Some(begin)).await {
-            if is_connection_error(&e) {
-                // The next writer opens another.
-                *writer = None;
-            }
-            return Err(e);
+            *writer = Some(self.pool.acquire().await?.detach());
         }
-        Ok(WriteTx(Open::Writer(writer)))
+        Ok(WriteTx(Open::Writer {
+            writer,
+            begun: false,
+        }))
+    }
+
+    /// PostgreSQL: what `Pool::begin` does, on the request's kept connection when it has one
+    /// (see [`Db::acquire`]), retried once on another when the connection turns out lost.
+    async fn begin_pooled(&self) -> sqlx::Result<WriteTx> {
+        let mut retried = false;
+        loop {
+            let conn = match self.take_spare().or_else(|| self.kept.take()) {
+                Some(conn) => conn,
+                None => self.pool.acquire().await?,
+            };
+            // The connection is the request's again once the transaction is done.
+            let mut conn = Pooled {
+                conn: Some(conn),
+                home: self.kept.clone(),
+            };
+            let Err(e) = AnyTransactionManager::begin(&mut conn, None).await else {
+                return Ok(WriteTx(Open::Pooled(conn)));
+            };
+            // Kept for the request, from where the next line sends it to the pool, which
+            // closes it if it is dead (else the next turn would take it again).
+            drop(conn);
+            if !is_connection_error(&e) || retried {
+                return Err(e);
+            }
+            note_connection_error();
+            tracing::warn!(error = %e, "beginning a transaction failed on a lost connection; trying another");
+            retried = true;
+        }
     }
 
     /// Closes every connection of the pool (the pool waits for each to come back).
@@ -694,12 +720,23 @@ pub struct WriteTx(Open);
 enum Open {
     /// PostgreSQL: a transaction on a pooled connection, the request's again when done.
     Pooled(Pooled),
-    /// SQLite: the writer's connection, in a transaction while this holds it (the gate held
-    /// until it is dropped).
-    Writer(OwnedMutexGuard<Option<AnyConnection>>),
+    /// SQLite: the writer's connection (the gate held until this is dropped), in a
+    /// transaction once `begun`.
+    ///
+    /// `BEGIN IMMEDIATE`, `COMMIT` and `ROLLBACK` are sent as statements, not through sqlx's
+    /// transaction manager, so that `BEGIN` can travel in one query string with the first
+    /// statements ([`Db::begin_write_deferred`]). `begun` is set when a statement carrying it
+    /// is sent, before its answer: a transaction that may have begun is rolled back, and a
+    /// `ROLLBACK` that finds none closes the connection, which costs only its page cache.
+    Writer {
+        writer: OwnedMutexGuard<Option<AnyConnection>>,
+        begun: bool,
+    },
     /// Committed or rolled back; the gate is let go when this is dropped.
     Done,
 }
+
+const BEGIN_IMMEDIATE: &str = "BEGIN IMMEDIATE";
 
 impl WriteTx {
     /// Makes the transaction's changes durable.
@@ -725,31 +762,126 @@ impl WriteTx {
                 }
                 done
             }
-            Open::Writer(mut writer) => {
-                let done = match writer.as_mut() {
-                    Some(conn) if commit => AnyTransactionManager::commit(conn).await,
-                    Some(conn) => AnyTransactionManager::rollback(conn).await,
-                    // Not reached: a `WriteTx` holds the writer's connection until it is done.
-                    None => Err(sqlx::Error::PoolClosed),
+            // Nothing was sent: nothing to end.
+            Open::Writer { begun: false, .. } => Ok(()),
+            Open::Writer {
+                writer,
+                begun: true,
+            } => {
+                // Failed or cancelled, the connection is closed, which rolls back what it
+                // left open; the next writer opens another.
+                let mut ending = Ending {
+                    writer,
+                    done: false,
                 };
-                if done.is_err() {
-                    // Still open as far as anyone knows: dropping it rolls back.
-                    self.0 = Open::Writer(writer);
-                }
-                done
+                let Some(conn) = ending.writer.as_mut() else {
+                    // Not reached: a `WriteTx` holds the writer's connection until it is done.
+                    return Err(sqlx::Error::PoolClosed);
+                };
+                conn.execute(if commit { "COMMIT" } else { "ROLLBACK" })
+                    .await?;
+                ending.done = true;
+                Ok(())
             }
             Open::Done => Ok(()),
         }
     }
 
-    /// The connection the transaction runs on.
+    /// Sends the deferred `BEGIN` now, if it is still to be sent.
+    async fn begin_now(&mut self) -> sqlx::Result<()> {
+        let Open::Writer { writer, begun } = &mut self.0 else {
+            return Ok(());
+        };
+        if *begun {
+            return Ok(());
+        }
+        let Some(conn) = writer.as_mut() else {
+            return Err(sqlx::Error::PoolClosed);
+        };
+        // Counted as begun while it is sent: if this is cancelled, it may have run, and the
+        // drop rolls back.
+        *begun = true;
+        if let Err(e) = conn.execute(BEGIN_IMMEDIATE).await {
+            // It did not run: nothing to roll back.
+            *begun = false;
+            if is_connection_error(&e) {
+                // The next writer opens another.
+                **writer = None;
+            }
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// The connection the transaction runs on. A deferred transaction
+    /// ([`Db::begin_write_deferred`]) must have begun ([`Writing::conn`]): its statements
+    /// would otherwise run outside it, so that is refused with a panic.
     pub fn conn(&mut self) -> &mut sqlx::AnyConnection {
         match &mut self.0 {
             Open::Pooled(conn) => conn,
-            // A `WriteTx` holds the writer's connection from its `BEGIN` until it is done;
-            // after `commit` or `rollback` it is consumed.
-            Open::Writer(writer) => writer.as_mut().unwrap_or_else(|| unreachable!()),
+            Open::Writer { writer, begun } => {
+                assert!(*begun, "a deferred write transaction used before it began");
+                // A `WriteTx` holds the writer's connection until it is done.
+                writer.as_mut().unwrap_or_else(|| unreachable!())
+            }
+            // After `commit` or `rollback` it is consumed.
             Open::Done => unreachable!(),
+        }
+    }
+}
+
+/// Where a store function writes: a connection already in its transaction, or a
+/// [`WriteTx`] whose `BEGIN` may still be due ([`Db::begin_write_deferred`]), which the
+/// function's first statements then carry.
+pub trait Writing: Send {
+    /// The connection, in its transaction: a `BEGIN` still due is sent first, on its own.
+    fn conn(&mut self) -> impl Future<Output = sqlx::Result<&mut AnyConnection>> + Send;
+
+    /// The connection for the transaction's next statements, and the `BEGIN` the first of
+    /// them must carry (in the same query string, ahead of them) if it is still due. From
+    /// here on the transaction counts as begun: the caller sends it, or fails.
+    fn opening(&mut self) -> (Option<&'static str>, &mut AnyConnection);
+
+    /// The name of the engine (as [`AnyConnection::backend_name`]); sends nothing.
+    fn backend_name(&self) -> &str;
+}
+
+impl Writing for AnyConnection {
+    async fn conn(&mut self) -> sqlx::Result<&mut AnyConnection> {
+        Ok(self)
+    }
+
+    fn opening(&mut self) -> (Option<&'static str>, &mut AnyConnection) {
+        (None, self)
+    }
+
+    fn backend_name(&self) -> &str {
+        AnyConnection::backend_name(self)
+    }
+}
+
+impl Writing for WriteTx {
+    async fn conn(&mut self) -> sqlx::Result<&mut AnyConnection> {
+        self.begin_now().await?;
+        Ok(WriteTx::conn(self))
+    }
+
+    fn opening(&mut self) -> (Option<&'static str>, &mut AnyConnection) {
+        let due = match &mut self.0 {
+            Open::Writer { begun, .. } if !*begun => {
+                *begun = true;
+                Some(BEGIN_IMMEDIATE)
+            }
+            _ => None,
+        };
+        (due, WriteTx::conn(self))
+    }
+
+    fn backend_name(&self) -> &str {
+        match &self.0 {
+            Open::Pooled(conn) => conn.backend_name(),
+            Open::Writer { writer, .. } => writer.as_ref().map_or("", |c| c.backend_name()),
+            Open::Done => "",
         }
     }
 }
@@ -757,11 +889,24 @@ impl WriteTx {
 impl Drop for WriteTx {
     fn drop(&mut self) {
         match std::mem::replace(&mut self.0, Open::Done) {
-            Open::Writer(mut writer) => {
-                if let Some(conn) = writer.as_mut() {
-                    // What dropping a `Transaction` does: the rollback is queued on the
-                    // connection now, ahead of whatever the next writer sends it.
-                    AnyTransactionManager::start_rollback(conn);
+            Open::Writer {
+                writer,
+                begun: true,
+            } => {
+                // Rolled back before the gate is let go: the next writer waits for it.
+                let mut ending = Ending {
+                    writer,
+                    done: false,
+                };
+                if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                    runtime.spawn(async move {
+                        if let Some(conn) = ending.writer.as_mut()
+                            && conn.execute("ROLLBACK").await.is_ok()
+                        {
+                            ending.done = true;
+                        }
+                        drop(ending);
+                    });
                 }
             }
             Open::Pooled(mut conn) => {
@@ -771,13 +916,28 @@ impl Drop for WriteTx {
                     drop(conn);
                 }
             }
-            Open::Done => {}
+            Open::Writer { begun: false, .. } | Open::Done => {}
         }
     }
 }
 
-/// Makes sure the directory of a SQLite file exists (0700 when made here) and the file is
-/// created on first use (0600).
+/// The writer's connection while its transaction ends (a commit, a rollback, or the
+/// rollback of a dropped transaction). Unless that is done (it failed, it was cancelled, no
+/// runtime was there to send it), the connection is closed, which rolls back whatever it
+/// left open (a `COMMIT` already sent still runs first), and the next writer opens another.
+struct Ending {
+    writer: OwnedMutexGuard<Option<AnyConnection>>,
+    done: bool,
+}
+
+impl Drop for Ending {
+    fn drop(&mut self) {
+        if !self.done {
+            *self.writer = None;
+        }
+    }
+}
+
 /// A PostgreSQL URL as the pool connects with it: `sslmode=disable` is added when the URL
 /// names the loopback address (`127.0.0.1`, `::1`, `localhost`) and says nothing of TLS.
 /// Traffic to the loopback address never leaves the machine, and the TLS handshake that
@@ -806,6 +966,8 @@ pub fn postgres_url(url: &str) -> String {
     format!("{url}{sep}sslmode=disable")
 }
 
+/// Makes sure the directory of a SQLite file exists (0700 when made here) and the file is
+/// created on first use (0600).
 fn prepare_sqlite_url(url: &str) -> anyhow::Result<String> {
     let rest = url
         .strip_prefix("sqlite://")

@@ -3,8 +3,8 @@
 use domain::reference::ReferencePart;
 use sqlx::AnyConnection;
 
-use crate::batch::Batch;
 pub use crate::kinds::{InvoiceStatus, Origin, Series};
+use crate::{batch::Batch, db::Writing};
 
 /// An invoice as stored; lines, rates and snapshots are JSON documents.
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -140,14 +140,14 @@ pub(crate) const COLUMNS: &str = "id, company_id, recipient_id, series, status, 
 /// upsert returns: statements of one `WITH` share a snapshot, so reading the table there
 /// would see the old value, and under concurrency a stale one).
 pub async fn insert_numbered_draft(
-    conn: &mut AnyConnection,
+    tx: &mut impl Writing,
     r: &InvoiceRow,
 ) -> sqlx::Result<NumberedDraft> {
     let year = r.order_year.unwrap_or_default();
     let counter = "INSERT INTO document_counters (company_id, series, year, next_number) \
          VALUES ($37, 'draft', $38, 2) ON CONFLICT (company_id, series, year) \
          DO UPDATE SET next_number = document_counters.next_number + 1";
-    let postgres = conn.backend_name().eq_ignore_ascii_case("postgresql");
+    let postgres = tx.backend_name().eq_ignore_ascii_case("postgresql");
     let number = if postgres {
         "(SELECT number FROM counter)"
     } else {
@@ -168,10 +168,20 @@ pub async fn insert_numbered_draft(
         values.join(", "),
         crate::webhooks::enabled_endpoints("$37")
     );
-    let sql = if postgres {
-        format!("WITH counter AS ({counter} RETURNING next_number - 1 AS number) {insert}")
-    } else {
-        format!("{counter};\n{insert}")
+    // The first statements of their transaction, they carry its `BEGIN` if it is still due
+    // (SQLite only: [`crate::Db::begin_write_deferred`]).
+    let (begin, conn) = tx.opening();
+    let sql = match (postgres, begin) {
+        (true, None) => {
+            format!("WITH counter AS ({counter} RETURNING next_number - 1 AS number) {insert}")
+        }
+        (false, None) => format!("{counter};\n{insert}"),
+        (false, Some(begin)) => format!("{begin};\n{counter};\n{insert}"),
+        (true, Some(_)) => {
+            return Err(sqlx::Error::Protocol(
+                "a BEGIN cannot travel with PostgreSQL statements".into(),
+            ));
+        }
     };
     let q = sqlx::query(sqlx::AssertSqlSafe(sql));
     // `fetch_all`: on SQLite, `fetch_one` would look only at the upsert's (empty) result.
@@ -287,14 +297,14 @@ pub async fn update(conn: &mut AnyConnection, r: &InvoiceRow) -> sqlx::Result<()
 /// first by a statement of its own ([`crate::counters::next`]), since its rollups read the
 /// invoices it corrects, which must wait for that lock.
 pub async fn store_issued(
-    conn: &mut AnyConnection,
+    tx: &mut impl Writing,
     r: &mut InvoiceRow,
     first: i64,
     reference: &[ReferencePart],
 ) -> sqlx::Result<Option<i64>> {
     let year = r.invoice_year.unwrap_or_default();
     let mut batch = Batch::new();
-    let postgres = conn.backend_name().eq_ignore_ascii_case("postgresql");
+    let postgres = tx.backend_name().eq_ignore_ascii_case("postgresql");
     // Where the number comes from when it is taken in the batch (`None`: taken already).
     let numbered_here = if !postgres {
         Some(Counter::Table)
@@ -320,12 +330,18 @@ pub async fn store_issued(
             .bind(year)
             .bind(first);
     } else {
-        let number =
-            crate::counters::next(conn, &r.company_id, r.series.as_str(), year, first).await?;
+        let number = crate::counters::next(
+            tx.conn().await?,
+            &r.company_id,
+            r.series.as_str(),
+            year,
+            first,
+        )
+        .await?;
         r.invoice_number = Some(number);
         r.reference = Some(ReferencePart::render(reference, number));
     }
-    crate::dashboard::push_issue(conn, &mut batch, r).await?;
+    crate::dashboard::push_issue(tx, &mut batch, r).await?;
     // Last: the batch answers with what the last statement returns.
     let stamp = crate::now_micros();
     push_update(
@@ -336,6 +352,8 @@ pub async fn store_issued(
         },
         stamp,
     );
+    // With the transaction's `BEGIN`, if nothing of it was sent yet.
+    let conn = batch.opening(tx);
     match batch.fetch_optional_row::<(i64, String, i64)>(conn).await? {
         Some((number, reference, endpoints)) => {
             r.invoice_number = Some(number);

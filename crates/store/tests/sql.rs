@@ -1061,6 +1061,132 @@ both_engines!(an_unfinished_write_is_undone_and_the_next_goes_on, |t| {
     assert!(stored(db, &kept).await, "the committed write is missing");
 });
 
+/// Inserts a company as the first statement of `tx`, through a batch, as the store's
+/// writes do: it carries the transaction's `BEGIN` when that is still due. With `twice`,
+/// the batch inserts the row a second time, which fails after the first insert ran.
+async fn insert_company_first(
+    tx: &mut store::WriteTx,
+    id: &store::CompanyId,
+    twice: bool,
+) -> sqlx::Result<()> {
+    let mut batch = store::batch::Batch::new();
+    let insert =
+        "INSERT INTO companies (id, name, fiscal_id, created_at) VALUES ($1, 'Co', 'X1', 0)";
+    batch.push(insert).bind(id.as_str());
+    if twice {
+        batch.push(insert).bind(id.as_str());
+    }
+    let conn = batch.opening(tx);
+    batch.execute(conn).await
+}
+
+/// Whether another connection can take SQLite's write lock now (without waiting for it).
+async fn write_lock_is_free(db: &Db) -> bool {
+    let mut other = db.pool().acquire().await.expect("connection");
+    // Not back to the pool: it waits for no lock now.
+    other.close_on_drop();
+    other
+        .execute("PRAGMA busy_timeout = 0")
+        .await
+        .expect("no waiting");
+    match other.execute("BEGIN IMMEDIATE").await {
+        Ok(_) => {
+            other.execute("ROLLBACK").await.expect("rollback");
+            true
+        }
+        Err(_) => false,
+    }
+}
+
+// A deferred write transaction (the one every gated request runs in) sends its `BEGIN` with
+// its first statement on SQLite, in the same query string: nothing is locked before that
+// statement, and from it on everything is inside the transaction, so a batch that fails
+// halfway, a rollback and a drop each leave nothing behind, and a transaction that never
+// wrote sends nothing. On PostgreSQL `BEGIN` is sent when it opens, and the same holds.
+both_engines!(a_deferred_write_begins_with_its_first_statement, |t| {
+    let db = &t.db;
+    let sqlite = db.backend() == Backend::Sqlite;
+
+    // Opened and unused: the database is not locked, and ending it sends nothing.
+    let tx = db.begin_write_deferred().await.expect("open");
+    if sqlite {
+        assert!(
+            write_lock_is_free(db).await,
+            "the database was locked before the transaction's first statement"
+        );
+    }
+    tx.commit().await.expect("commit of nothing");
+
+    // A batch whose second insert fails: its first is undone with the rest.
+    let half = store::CompanyId::generate();
+    let mut tx = db.begin_write_deferred().await.expect("open");
+    assert!(
+        insert_company_first(&mut tx, &half, true).await.is_err(),
+        "a second row of the same id was stored"
+    );
+    tx.rollback().await.expect("rollback");
+    assert!(
+        !stored(db, &half).await,
+        "the first insert of a failed batch was kept: it ran outside the transaction"
+    );
+
+    // Rolled back, and dropped unfinished: undone; meanwhile the write lock is held.
+    let rolled_back = store::CompanyId::generate();
+    let mut tx = db.begin_write_deferred().await.expect("open");
+    insert_company_first(&mut tx, &rolled_back, false)
+        .await
+        .expect("insert");
+    if sqlite {
+        assert!(
+            !write_lock_is_free(db).await,
+            "the first statement did not begin the transaction"
+        );
+    }
+    assert!(
+        !stored(db, &rolled_back).await,
+        "an uncommitted write is seen"
+    );
+    tx.rollback().await.expect("rollback");
+    let dropped = store::CompanyId::generate();
+    let mut tx = db.begin_write_deferred().await.expect("open");
+    insert_company_first(&mut tx, &dropped, false)
+        .await
+        .expect("insert");
+    drop(tx);
+
+    // Begun on its own before a plain statement, as a handler's reads need.
+    let alone = store::CompanyId::generate();
+    let mut tx = db
+        .begin_write_deferred()
+        .await
+        .expect("open after a dropped write");
+    insert_company(store::Writing::conn(&mut tx).await.expect("begin"), &alone)
+        .await
+        .expect("insert");
+    tx.rollback().await.expect("rollback");
+
+    let kept = store::CompanyId::generate();
+    let mut tx = db.begin_write_deferred().await.expect("open");
+    insert_company_first(&mut tx, &kept, false)
+        .await
+        .expect("insert");
+    tx.commit().await.expect("commit");
+
+    assert!(
+        !stored(db, &rolled_back).await,
+        "a rolled-back write was kept"
+    );
+    assert!(!stored(db, &dropped).await, "a dropped write was kept");
+    assert!(!stored(db, &alone).await, "a rolled-back write was kept");
+    assert!(stored(db, &kept).await, "the committed write is missing");
+    if sqlite {
+        assert!(
+            write_lock_is_free(db).await,
+            "a commit left the database locked"
+        );
+    }
+});
+
 // SQLite's writes run on a connection of the writer's own, not on one of the pool's: its
 // page cache outlives its commits (see `store::db`), and a writer never waits for a
 // connection that readers hold. With every pooled connection taken, a write still goes

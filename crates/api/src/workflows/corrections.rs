@@ -25,7 +25,7 @@ pub async fn draft(
 ) -> AppResult<store::invoices::InvoiceRow> {
     let mut conn = tx.conn().await?;
     let mut row = corrective_draft(&mut conn, svc, company_id, id, req).await?;
-    store_new_draft(&mut conn, svc, &mut row).await?;
+    store_new_draft(&mut *conn, svc, &mut row).await?;
     Ok(row)
 }
 
@@ -48,7 +48,7 @@ pub async fn correct_and_issue(
     };
     let mut conn = tx.conn().await?;
     let mut row = corrective_draft(&mut conn, svc, company_id, id, req).await?;
-    store_new_draft(&mut conn, svc, &mut row).await?;
+    store_new_draft(&mut *conn, svc, &mut row).await?;
     issue::issue_draft(&mut conn, svc, company, None, row).await
 }
 

@@ -43,8 +43,9 @@ pub async fn create(
         )
         .await?
     };
-    let mut conn = tx.conn().await?;
-    store_new_draft(&mut conn, svc, &mut row).await?;
+    // The draft's insert is the transaction's first statement: it carries the `BEGIN`.
+    let mut tx = tx.writing().await?;
+    store_new_draft(&mut *tx, svc, &mut row).await?;
     Ok(row)
 }
 
@@ -171,15 +172,15 @@ pub fn checked_details(
 /// Stores a new draft (from [`priced_draft`]) with the next draft number of the year, in
 /// one round trip; inside the write transaction, which holds the year's draft counter.
 pub async fn store_new_draft(
-    conn: &mut sqlx::AnyConnection,
+    tx: &mut impl store::Writing,
     svc: Services<'_>,
     row: &mut store::invoices::InvoiceRow,
 ) -> AppResult<()> {
     row.order_year = Some(i64::from(chrono::Datelike::year(&svc.now())));
-    let stored = store::invoices::insert_numbered_draft(conn, row).await?;
+    let stored = store::invoices::insert_numbered_draft(tx, row).await?;
     row.order_number = Some(stored.order_number);
     store::webhooks::emit_counted(
-        conn,
+        tx.conn().await?,
         stored.webhook_endpoints,
         &row.company_id,
         "invoice.created",

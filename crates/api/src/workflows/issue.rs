@@ -46,8 +46,9 @@ pub async fn issue(
     };
     // No connection in hand: deciding may wait for the exchange-rate feed.
     let prepared = decide(svc, read).await?;
-    let mut conn = tx.conn().await?;
-    commit(&mut conn, svc, prepared).await
+    // The issue's batch is the transaction's first statement: it carries the `BEGIN`.
+    let mut tx = tx.writing().await?;
+    commit(&mut *tx, svc, prepared).await
 }
 
 /// Issues every listed draft of the company (ids already bounded and deduplicated), in the
@@ -390,7 +391,7 @@ pub async fn decide(svc: Services<'_>, read: Read) -> AppResult<Prepared> {
 /// for Spanish issuers also chains its VERI*FACTU record. The draft must still be the one
 /// prepared: if it was issued or changed meanwhile, nothing is issued and the error says why.
 pub async fn commit(
-    conn: &mut sqlx::AnyConnection,
+    tx: &mut impl store::Writing,
     svc: Services<'_>,
     prepared: Prepared,
 ) -> AppResult<store::invoices::InvoiceRow> {
@@ -402,10 +403,11 @@ pub async fn commit(
         reference,
         now,
     } = prepared;
-    let Some(endpoints) = store::invoices::store_issued(conn, &mut row, first, &reference).await?
+    let Some(endpoints) = store::invoices::store_issued(tx, &mut row, first, &reference).await?
     else {
-        return Err(lost_draft(conn, &company.id, &row.id).await);
+        return Err(lost_draft(tx.conn().await?, &company.id, &row.id).await);
     };
+    let conn = tx.conn().await?;
     // The number the store just gave; a row it answers without one is a store defect.
     let issued = row
         .issued()

@@ -81,10 +81,20 @@ pub trait Writer: Sync {
     fn conn(
         &self,
     ) -> impl Future<Output = AppResult<impl DerefMut<Target = sqlx::AnyConnection> + Send + '_>> + Send;
+
+    /// The transaction itself, for store functions that write through [`store::Writing`]
+    /// (whose first statements carry SQLite's `BEGIN`).
+    fn writing(
+        &self,
+    ) -> impl Future<Output = AppResult<impl DerefMut<Target = store::WriteTx> + Send + '_>> + Send;
 }
 
 impl Writer for crate::gate::Tx {
     async fn conn(&self) -> AppResult<impl DerefMut<Target = sqlx::AnyConnection> + Send + '_> {
         crate::gate::Tx::conn(self).await
+    }
+
+    async fn writing(&self) -> AppResult<impl DerefMut<Target = store::WriteTx> + Send + '_> {
+        crate::gate::Tx::writing(self).await
     }
 }

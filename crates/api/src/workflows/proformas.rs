@@ -249,7 +249,7 @@ pub async fn to_invoice(
     )
     .await?;
     invoice.proforma_id = Some(proforma.id.clone());
-    store_new_draft(&mut conn, svc, &mut invoice).await?;
+    store_new_draft(&mut *conn, svc, &mut invoice).await?;
     proforma.invoice_id = Some(invoice.id.clone());
     store::proformas::update(&mut conn, &proforma).await?;
     Ok(invoice)

@@ -500,8 +500,9 @@ async fn issue_and_send(
         };
         // No connection in hand: deciding may wait for the exchange-rate feed.
         let prepared = super::issue::decide(svc, read).await?;
-        let mut tx = svc.db.begin_write().await?;
-        let issued = super::issue::commit(tx.conn(), svc, prepared).await?;
+        // Its `BEGIN` goes with the issue's batch.
+        let mut tx = svc.db.begin_write_deferred().await?;
+        let issued = super::issue::commit(&mut tx, svc, prepared).await?;
         tx.commit().await?;
         AppResult::Ok(issued)
     }
