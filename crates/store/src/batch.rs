@@ -89,9 +89,9 @@ impl Batch {
         self
     }
 
-    /// Sends the batch as the first statements of `tx`, carrying its `BEGIN` if that is
-    /// still due (SQLite, [`crate::Db::begin_write_deferred`]), and returns the connection
-    /// to send it on.
+    /// Makes the batch the next statements of `tx`, carrying its `BEGIN` if that is still
+    /// due (SQLite, [`crate::Db::begin_write_deferred`]), and returns the connection to send
+    /// it on: send it there next, or the transaction is left counting as begun.
     pub fn opening<'c>(&mut self, tx: &'c mut impl Writing) -> &'c mut AnyConnection {
         let (begin, conn) = tx.opening();
         self.begin = begin;
