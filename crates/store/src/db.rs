@@ -768,20 +768,9 @@ impl WriteTx {
                 writer,
                 begun: true,
             } => {
-                // Failed or cancelled, the connection is closed, which rolls back what it
-                // left open; the next writer opens another.
-                let mut ending = Ending {
-                    writer,
-                    done: false,
-                };
-                let Some(conn) = ending.writer.as_mut() else {
-                    // Not reached: a `WriteTx` holds the writer's connection until it is done.
-                    return Err(sqlx::Error::PoolClosed);
-                };
-                conn.execute(if commit { "COMMIT" } else { "ROLLBACK" })
-                    .await?;
-                ending.done = true;
-                Ok(())
+                Ending::new(writer)
+                    .send(if commit { "COMMIT" } else { "ROLLBACK" })
+                    .await
             }
             Open::Done => Ok(()),
         }
@@ -894,19 +883,10 @@ impl Drop for WriteTx {
                 begun: true,
             } => {
                 // Rolled back before the gate is let go: the next writer waits for it.
-                let mut ending = Ending {
-                    writer,
-                    done: false,
-                };
+                // Without a runtime to send it on, the connection is closed.
+                let ending = Ending::new(writer);
                 if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-                    runtime.spawn(async move {
-                        if let Some(conn) = ending.writer.as_mut()
-                            && conn.execute("ROLLBACK").await.is_ok()
-                        {
-                            ending.done = true;
-                        }
-                        drop(ending);
-                    });
+                    runtime.spawn(ending.send("ROLLBACK"));
                 }
             }
             Open::Pooled(mut conn) => {
@@ -921,19 +901,39 @@ impl Drop for WriteTx {
     }
 }
 
-/// The writer's connection while its transaction ends (a commit, a rollback, or the
-/// rollback of a dropped transaction). Unless that is done (it failed, it was cancelled, no
-/// runtime was there to send it), the connection is closed, which rolls back whatever it
-/// left open (a `COMMIT` already sent still runs first), and the next writer opens another.
+/// The writer's connection while its transaction ends: a commit, a rollback, or the
+/// rollback of a dropped transaction ([`Ending::send`]).
 struct Ending {
-    writer: OwnedMutexGuard<Option<AnyConnection>>,
-    done: bool,
+    /// `None` once the end is done.
+    writer: Option<OwnedMutexGuard<Option<AnyConnection>>>,
+}
+
+impl Ending {
+    fn new(writer: OwnedMutexGuard<Option<AnyConnection>>) -> Self {
+        Self {
+            writer: Some(writer),
+        }
+    }
+
+    /// Sends `COMMIT` or `ROLLBACK`. Unless that is done (it failed, or was cancelled), the
+    /// connection is closed, which rolls back whatever it left open (a `COMMIT` already
+    /// sent still runs first), and the next writer opens another. The gate is let go after.
+    async fn send(mut self, end: &'static str) -> sqlx::Result<()> {
+        let Some(conn) = self.writer.as_mut().and_then(|w| w.as_mut()) else {
+            // Not reached: a `WriteTx` holds the writer's connection until it is done.
+            return Err(sqlx::Error::PoolClosed);
+        };
+        conn.execute(end).await?;
+        // Done: the connection stays the writer's.
+        self.writer = None;
+        Ok(())
+    }
 }
 
 impl Drop for Ending {
     fn drop(&mut self) {
-        if !self.done {
-            *self.writer = None;
+        if let Some(writer) = &mut self.writer {
+            **writer = None;
         }
     }
 }
