@@ -91,11 +91,14 @@ impl Batch {
 
     /// Makes the batch the next statements of `tx`, carrying its `BEGIN` if that is still
     /// due (SQLite, [`crate::Db::begin_write_deferred`]), and returns the connection to send
-    /// it on: send it there next, or the transaction is left counting as begun.
-    pub fn opening<'c>(&mut self, tx: &'c mut impl Writing) -> &'c mut AnyConnection {
+    /// it on: send it there next, or the transaction is left counting as begun. A batch that
+    /// could not be sent (a value that did not encode, a value missing) is refused here,
+    /// before the transaction counts as begun.
+    pub fn opening<'c>(&mut self, tx: &'c mut impl Writing) -> sqlx::Result<&'c mut AnyConnection> {
+        self.check()?;
         let (begin, conn) = tx.opening();
         self.begin = begin;
-        conn
+        Ok(conn)
     }
 
     /// Whether nothing was pushed.
@@ -142,13 +145,10 @@ impl Batch {
         Ok(rows.pop())
     }
 
-    /// The query string and its arguments; `None` for an empty batch.
-    fn into_query(self, conn: &AnyConnection) -> sqlx::Result<Option<(String, AnyArguments)>> {
-        if self.statements.is_empty() {
-            return Ok(None);
-        }
-        if let Some(e) = self.failed {
-            return Err(sqlx::Error::Encode(e.into()));
+    /// Whether the batch can be sent: every value encoded, as many values as parameters.
+    fn check(&self) -> sqlx::Result<()> {
+        if let Some(e) = &self.failed {
+            return Err(sqlx::Error::Encode(e.clone().into()));
         }
         if self.args.len() != self.params {
             return Err(sqlx::Error::Protocol(format!(
@@ -157,6 +157,15 @@ impl Batch {
                 self.params
             )));
         }
+        Ok(())
+    }
+
+    /// The query string and its arguments; `None` for an empty batch.
+    fn into_query(self, conn: &AnyConnection) -> sqlx::Result<Option<(String, AnyArguments)>> {
+        if self.statements.is_empty() {
+            return Ok(None);
+        }
+        self.check()?;
         let postgres = conn.backend_name().eq_ignore_ascii_case("postgresql");
         let mut statements = self.statements;
         if postgres && self.after_first {

@@ -353,7 +353,7 @@ pub async fn store_issued(
         stamp,
     );
     // With the transaction's `BEGIN`, if nothing of it was sent yet.
-    let conn = batch.opening(tx);
+    let conn = batch.opening(tx)?;
     match batch.fetch_optional_row::<(i64, String, i64)>(conn).await? {
         Some((number, reference, endpoints)) => {
             r.invoice_number = Some(number);

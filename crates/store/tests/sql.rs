@@ -1076,7 +1076,7 @@ async fn insert_company_first(
     if twice {
         batch.push(insert).bind(id.as_str());
     }
-    let conn = batch.opening(tx);
+    let conn = batch.opening(tx)?;
     batch.execute(conn).await
 }
 
@@ -1164,6 +1164,67 @@ both_engines!(a_deferred_write_begins_with_its_first_statement, |t| {
         .await
         .expect("insert");
     tx.rollback().await.expect("rollback");
+
+    // A batch that cannot be sent (a value missing) is refused before the transaction
+    // counts as begun: nothing to roll back, and the next writer goes on.
+    let mut tx = db.begin_write_deferred().await.expect("open");
+    let mut unbound = store::batch::Batch::new();
+    unbound
+        .push("INSERT INTO companies (id, name, fiscal_id, created_at) VALUES ($1, 'Co', 'X1', 0)");
+    assert!(
+        unbound.opening(&mut tx).is_err(),
+        "a batch missing its value was taken"
+    );
+    tx.rollback()
+        .await
+        .expect("rollback of a transaction that sent nothing");
+    // Counted as begun with nothing sent (a statement that failed before it reached the
+    // database): on SQLite its `ROLLBACK` finds no transaction and fails, the writer's
+    // connection is closed, and the next writer opens another.
+    let mut tx = db.begin_write_deferred().await.expect("open");
+    let (begin, _) = store::Writing::opening(&mut tx);
+    assert_eq!(
+        begin.is_some(),
+        sqlite,
+        "the BEGIN a first statement carries"
+    );
+    assert_eq!(
+        tx.rollback().await.is_err(),
+        sqlite,
+        "a ROLLBACK without a transaction (SQLite)"
+    );
+
+    // A `COMMIT` that fails leaves SQLite's transaction open (here a foreign key checked at
+    // the commit): the writer's connection is closed, which rolls it back, and the next
+    // writer opens another instead of finding itself inside that transaction.
+    if sqlite {
+        let orphan = store::CompanyId::generate();
+        let mut tx = db.begin_write_deferred().await.expect("open");
+        let conn = store::Writing::conn(&mut tx).await.expect("begin");
+        conn.execute("PRAGMA defer_foreign_keys = ON")
+            .await
+            .expect("defer the foreign keys");
+        sqlx::query(
+            "INSERT INTO document_counters (company_id, series, year, next_number) \
+             VALUES ($1, 'draft', 2026, 2)",
+        )
+        .bind(&orphan)
+        .execute(&mut *conn)
+        .await
+        .expect("insert, checked at the commit");
+        assert!(
+            tx.commit().await.is_err(),
+            "a commit that breaks a foreign key succeeded"
+        );
+        let mut conn = db.pool().acquire().await.expect("connection");
+        let counters: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM document_counters WHERE company_id = $1")
+                .bind(&orphan)
+                .fetch_one(&mut *conn)
+                .await
+                .expect("count");
+        assert_eq!(counters, 0, "a failed commit's row was kept");
+    }
 
     let kept = store::CompanyId::generate();
     let mut tx = db.begin_write_deferred().await.expect("open");
