@@ -187,21 +187,14 @@ async fn resolve(state: &AppState, headers: &axum::http::HeaderMap) -> Result<Ca
     let token = uuid::Uuid::parse_str(token)
         .map_err(|_| ApiError::Unauthorized("Malformed bearer token: expected a UUID."))?;
     let hash = store::hash_secret(&token.to_string());
-    let lookup = || async {
-        let mut conn = state.db.acquire().await?;
-        store::tokens::authenticate(&mut conn, &hash).await
-    };
     // The first statement of nearly every request: a connection found dead here (the
     // database restarted, its connections were killed) is replaced and the read done again,
     // since nothing has happened yet; a second failure is a 503.
-    let found = match lookup().await {
-        Err(e) if store::db::is_connection_error(&e) => {
-            store::db::note_connection_error();
-            tracing::warn!(error = %e, "a database connection was lost; reading the token again");
-            lookup().await
-        }
-        other => other,
-    };
+    let found = store::db::once_more_if_lost("reading a token", || async {
+        let mut conn = state.db.acquire().await?;
+        store::tokens::authenticate(&mut conn, &hash).await
+    })
+    .await;
     let auth = found?.ok_or(ApiError::Unauthorized("Unknown or revoked token."))?;
     let kind = match headers.get(HUMAN_PROOF_HEADER) {
         None => CallerKind::Ai,

@@ -252,19 +252,12 @@ impl Db {
     /// on another: nothing of the transaction happened yet, and the next connection is
     /// checked before it is handed out (see [`note_connection_error`]).
     pub async fn begin_write(&self) -> sqlx::Result<WriteTx> {
-        let mut tx = self.begin_write_deferred().await?;
-        match tx.begin_now().await {
-            Ok(()) => Ok(tx),
-            Err(e) if is_connection_error(&e) => {
-                note_connection_error();
-                tracing::warn!(error = %e, "beginning a transaction failed on a lost connection; trying another");
-                drop(tx);
-                let mut tx = self.begin_write_deferred().await?;
-                tx.begin_now().await?;
-                Ok(tx)
-            }
-            Err(e) => Err(e),
-        }
+        once_more_if_lost("beginning a transaction", || async {
+            let mut tx = self.open_write().await?;
+            tx.begin_now().await?;
+            Ok(tx)
+        })
+        .await
     }
 
     /// Opens a transaction that will write, whose `BEGIN` is sent with its first statements
@@ -277,6 +270,12 @@ impl Db {
     ///
     /// Its connection is reached through [`Writing`] only, until it has begun.
     pub async fn begin_write_deferred(&self) -> sqlx::Result<WriteTx> {
+        once_more_if_lost("beginning a transaction", || self.open_write()).await
+    }
+
+    /// The writer gate and its connection (SQLite), or a pooled connection in a transaction
+    /// (PostgreSQL).
+    async fn open_write(&self) -> sqlx::Result<WriteTx> {
         let Some(gate) = &self.write_gate else {
             return self.begin_pooled().await;
         };
@@ -301,31 +300,26 @@ impl Db {
     }
 
     /// PostgreSQL: what `Pool::begin` does, on the request's kept connection when it has one
-    /// (see [`Db::acquire`]), retried once on another when the connection turns out lost.
+    /// (see [`Db::acquire`]). A connection that fails at `BEGIN` goes to the pool (not kept
+    /// for the request), whose check closes it if it is dead.
     async fn begin_pooled(&self) -> sqlx::Result<WriteTx> {
-        let mut retried = false;
-        loop {
-            let conn = match self.take_spare().or_else(|| self.kept.take()) {
-                Some(conn) => conn,
-                None => self.pool.acquire().await?,
-            };
-            // The connection is the request's again once the transaction is done.
-            let mut conn = Pooled {
-                conn: Some(conn),
-                home: self.kept.clone(),
-            };
-            let Err(e) = AnyTransactionManager::begin(&mut conn, None).await else {
-                return Ok(WriteTx(Open::Pooled(conn)));
-            };
-            // Kept for the request, from where the next line sends it to the pool, which
-            // closes it if it is dead (else the next turn would take it again).
-            drop(conn);
-            if !is_connection_error(&e) || retried {
-                return Err(e);
+        let conn = match self.take_spare().or_else(|| self.kept.take()) {
+            Some(conn) => conn,
+            None => self.pool.acquire().await?,
+        };
+        // The connection is the request's again once the transaction is done.
+        let mut conn = Pooled {
+            conn: Some(conn),
+            home: self.kept.clone(),
+        };
+        match AnyTransactionManager::begin(&mut conn, None).await {
+            Ok(()) => Ok(WriteTx(Open::Pooled(conn))),
+            Err(e) => {
+                if let Some(conn) = conn.conn.take() {
+                    drop(conn);
+                }
+                Err(e)
             }
-            note_connection_error();
-            tracing::warn!(error = %e, "beginning a transaction failed on a lost connection; trying another");
-            retried = true;
         }
     }
 
@@ -524,6 +518,26 @@ pub fn is_connection_error(e: &sqlx::Error) -> bool {
             .code()
             .is_some_and(|c| c.starts_with("08") || matches!(&*c, "57P01" | "57P02" | "57P03")),
         _ => false,
+    }
+}
+
+/// Runs `attempt`, and once more if it failed on a lost connection
+/// ([`is_connection_error`]), after [`note_connection_error`]: for a first statement, which
+/// nothing happened before, such as a request's token lookup or a transaction's `BEGIN`. The
+/// second attempt's connection is checked before it is handed out; its failure is the
+/// caller's (a 503).
+pub async fn once_more_if_lost<T, F, Fut>(what: &str, attempt: F) -> sqlx::Result<T>
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = sqlx::Result<T>>,
+{
+    match attempt().await {
+        Err(e) if is_connection_error(&e) => {
+            note_connection_error();
+            tracing::warn!(error = %e, "{what} failed on a lost database connection; trying another");
+            attempt().await
+        }
+        other => other,
     }
 }
 
