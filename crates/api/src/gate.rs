@@ -5,7 +5,7 @@
 //! - a person's request runs inside one write transaction, committed when the
 //!   handler answers 2xx and rolled back otherwise, so a failed request leaves
 //!   nothing half-written (a handler whose writes are all done may commit before
-//!   making its answer: [`Tx::done`]);
+//!   making its answer: [`Tx::done`], or with its last write: [`Tx::writing`]);
 //! - an AI caller's request runs the real handler the same way but the
 //!   transaction is always rolled back (a dry run: every side effect lives in
 //!   the database, jobs included, so nothing escapes). If the handler would
@@ -144,8 +144,18 @@ impl Tx {
     /// on SQLite, the transaction's `BEGIN` travels with its first statements when nothing
     /// of it was sent yet (one hand-off to the writer's thread fewer). The first call takes
     /// the single writer.
-    pub async fn writing(&self) -> AppResult<MappedMutexGuard<'_, store::WriteTx>> {
-        self.0.open().await
+    ///
+    /// `last`: the store function's writes are all the handler will write. Where
+    /// [`Tx::done`] would commit, they may then begin and commit the transaction in one
+    /// send ([`store::Writing::closing`]): one hand-off to SQLite's writer, or two round
+    /// trips to PostgreSQL, fewer, and SQLite's writer is let go before the answer is made.
+    /// What the handler does after them can no longer undo them, as after [`Tx::done`].
+    pub async fn writing(&self, last: bool) -> AppResult<MappedMutexGuard<'_, store::WriteTx>> {
+        let mut tx = self.0.open().await?;
+        if last && self.0.early {
+            tx.allow_closing();
+        }
+        Ok(tx)
     }
 
     /// Says the handler has written all it will and only its answer is left to make.

@@ -38,6 +38,10 @@ pub struct Batch {
     after_first: bool,
     /// A transaction's deferred `BEGIN`, sent ahead of the statements ([`Batch::opening`]).
     begin: Option<&'static str>,
+    /// What the batch ends its transaction with ([`Batch::closing`]): the condition that
+    /// refuses it (its own parameters renumbered after the statements') and the `COMMIT`
+    /// sent after it, if any.
+    closing: Option<(String, Option<&'static str>)>,
 }
 
 /// What the first statement of a batch is called on PostgreSQL, where it is the clause
@@ -94,11 +98,48 @@ impl Batch {
     /// it on: send it there next, or the transaction is left counting as begun. A batch that
     /// could not be sent (a value that did not encode, a value missing) is refused here,
     /// before the transaction counts as begun.
-    pub fn opening<'c>(&mut self, tx: &'c mut impl Writing) -> sqlx::Result<&'c mut AnyConnection> {
+    pub async fn opening<'c>(
+        &mut self,
+        tx: &'c mut impl Writing,
+    ) -> sqlx::Result<&'c mut AnyConnection> {
         self.check()?;
-        let (begin, conn) = tx.opening();
+        let (begin, conn) = tx.opening().await?;
         self.begin = begin;
         Ok(conn)
+    }
+
+    /// Makes the batch all that is left of `tx`, and, when `tx` allows
+    /// ([`Writing::closing`]), sends it so that it also begins and commits the transaction:
+    /// then `Some` connection to send it on, after which tell `tx` how it ended
+    /// ([`Writing::closed`]). The batch is refused (fails, and nothing of it is committed)
+    /// when its last statement changed no row or `refuse_if` holds after it; `refuse_if`
+    /// has its own parameters `$1..$k`, the texts `values`. `None`: the batch may not end
+    /// `tx` (nothing was bound); send it through [`Batch::opening`]. A batch that could not
+    /// be sent is refused here, before the transaction counts as begun.
+    pub fn closing<'c>(
+        &mut self,
+        tx: &'c mut impl Writing,
+        refuse_if: &str,
+        values: &[&str],
+    ) -> sqlx::Result<Option<&'c mut AnyConnection>> {
+        self.check()?;
+        let (condition, count) = renumber(refuse_if, self.params);
+        if count != values.len() {
+            return Err(sqlx::Error::Protocol(format!(
+                "a refusal with {count} parameters given {} values",
+                values.len()
+            )));
+        }
+        let Some(closing) = tx.closing() else {
+            return Ok(None);
+        };
+        for value in values {
+            self.bind(*value);
+        }
+        self.params += count;
+        self.begin = closing.begin;
+        self.closing = Some((condition, closing.commit));
+        Ok(Some(closing.conn))
     }
 
     /// Whether nothing was pushed.
@@ -175,7 +216,10 @@ impl Batch {
                 }
             }
         }
-        let sql = join(&statements, postgres);
+        let sql = match &self.closing {
+            None => join(&statements, postgres),
+            Some((refuse_if, commit)) => closing(statements, postgres, refuse_if, *commit),
+        };
         Ok(Some(match self.begin {
             // Only SQLite defers its `BEGIN`, and runs several statements of one string.
             Some(begin) if !postgres => (format!("{begin};\n{sql}"), self.args),
@@ -262,7 +306,7 @@ fn highest_param(sql: &str) -> usize {
 }
 
 /// One query string: `a; b; c` (SQLite) or `WITH w1 AS (a), w2 AS (b) c` (PostgreSQL).
-fn join(statements: &[String], postgres: bool) -> String {
+pub(crate) fn join(statements: &[String], postgres: bool) -> String {
     match statements.split_last() {
         Some((last, rest)) if postgres && !rest.is_empty() => {
             let clauses: Vec<String> = rest
@@ -274,6 +318,54 @@ fn join(statements: &[String], postgres: bool) -> String {
         }
         _ => statements.join(";\n"),
     }
+}
+
+/// The statement that refuses a write sent to end its own transaction
+/// ([`crate::Writing::closing`]), placed right after the write's last statement: it fails,
+/// so that the `COMMIT` after it never runs, when that statement changed no row or
+/// `refuse_if` holds. On SQLite, whose statements run in order, it follows that statement
+/// and asks how many rows it changed; on PostgreSQL it is a clause of the same `WITH` and
+/// reads the rows returned by the clause `last`, which must return one per changed row.
+///
+/// It inserts into a table whose check refuses every row (migration 0026), so a refused
+/// write fails with [`is_refusal`].
+pub fn refusal(last: Option<&str>, refuse_if: &str) -> String {
+    let unchanged = match last {
+        None => "changes() = 0".to_owned(),
+        Some(clause) => format!("NOT EXISTS (SELECT 1 FROM {clause})"),
+    };
+    format!(
+        "INSERT INTO write_refusals (reason) SELECT 'refused' WHERE {unchanged} OR ({refuse_if})"
+    )
+}
+
+/// Whether `e` is a write refused by its [`refusal`].
+pub fn is_refusal(e: &sqlx::Error) -> bool {
+    matches!(e, sqlx::Error::Database(d) if d.message().contains("write_refused"))
+}
+
+/// A batch that ends its transaction: `a; b; refusal; COMMIT` (SQLite), or
+/// `WITH w1 AS (a), w2 AS (b), w3 AS (refusal) SELECT * FROM w2` (PostgreSQL, sent
+/// outside a transaction), with `refuse_if` checked after the last statement.
+pub(crate) fn closing(
+    mut statements: Vec<String>,
+    postgres: bool,
+    refuse_if: &str,
+    commit: Option<&str>,
+) -> String {
+    if postgres {
+        let last = format!("w{}", statements.len());
+        statements.push(refusal(Some(&last), refuse_if));
+        let clauses: Vec<String> = statements
+            .iter()
+            .enumerate()
+            .map(|(i, s)| format!("w{} AS ({s})", i + 1))
+            .collect();
+        return format!("WITH {} SELECT * FROM {last}", clauses.join(", "));
+    }
+    statements.push(refusal(None, refuse_if));
+    statements.extend(commit.map(str::to_owned));
+    statements.join(";\n")
 }
 
 /// `INSERT INTO t (...) VALUES (v...) rest` as `INSERT INTO t (...) SELECT v... FROM

@@ -260,13 +260,15 @@ impl Db {
         .await
     }
 
-    /// Opens a transaction that will write, whose `BEGIN` is sent with its first statements
-    /// on SQLite: the writer gate is taken now, and `BEGIN IMMEDIATE` goes to the writer's
+    /// Opens a transaction that will write, whose `BEGIN` is sent with its first statements:
+    /// on SQLite the writer gate is taken now, and `BEGIN IMMEDIATE` goes to the writer's
     /// connection in the same query string as the first statements written through
     /// [`Writing::opening`] (one hand-off to the connection's thread for both), or alone
-    /// before the first statement run through [`Writing::conn`]. A transaction that never
-    /// runs a statement sends nothing at all. On PostgreSQL, which prepares one statement
-    /// at a time, `BEGIN` is sent now, as by [`Db::begin_write`].
+    /// before the first statement run through [`Writing::conn`]. On PostgreSQL, which
+    /// prepares one statement at a time, `BEGIN` is sent on its own just before the first
+    /// statement. A transaction that never runs a statement sends nothing at all; one
+    /// allowed to ([`WriteTx::allow_closing`]) may be written and committed by a single
+    /// send ([`Writing::closing`]).
     ///
     /// Its connection is reached through [`Writing`] only, until it has begun.
     pub async fn begin_write_deferred(&self) -> sqlx::Result<WriteTx> {
@@ -293,34 +295,27 @@ impl Db {
             // the pool's connections, set up as they are, becomes the writer's for good.
             *writer = Some(self.pool.acquire().await?.detach());
         }
-        Ok(WriteTx(Open::Writer {
+        Ok(WriteTx::new(Open::Writer {
             writer,
             begun: false,
         }))
     }
 
-    /// PostgreSQL: what `Pool::begin` does, on the request's kept connection when it has one
-    /// (see [`Db::acquire`]). A connection that fails at `BEGIN` goes to the pool (not kept
-    /// for the request), whose check closes it if it is dead.
+    /// PostgreSQL: the request's kept connection when it has one (see [`Db::acquire`]), for
+    /// a transaction whose `BEGIN` is still due ([`WriteTx::begin_now`] sends it).
     async fn begin_pooled(&self) -> sqlx::Result<WriteTx> {
         let conn = match self.take_spare().or_else(|| self.kept.take()) {
             Some(conn) => conn,
             None => self.pool.acquire().await?,
         };
         // The connection is the request's again once the transaction is done.
-        let mut conn = Pooled {
-            conn: Some(conn),
-            home: self.kept.clone(),
-        };
-        match AnyTransactionManager::begin(&mut conn, None).await {
-            Ok(()) => Ok(WriteTx(Open::Pooled(conn))),
-            Err(e) => {
-                if let Some(conn) = conn.conn.take() {
-                    drop(conn);
-                }
-                Err(e)
-            }
-        }
+        Ok(WriteTx::new(Open::Pooled {
+            conn: Pooled {
+                conn: Some(conn),
+                home: self.kept.clone(),
+            },
+            begun: false,
+        }))
     }
 
     /// Closes every connection of the pool (the pool waits for each to come back).
@@ -729,11 +724,17 @@ async fn checkpoint(conn: &mut AnyConnection) -> sqlx::Result<(i64, i64)> {
 type Writer = Arc<Mutex<Option<AnyConnection>>>;
 
 /// A write transaction; dropping it without [`WriteTx::commit`] rolls it back.
-pub struct WriteTx(Open);
+pub struct WriteTx {
+    open: Open,
+    /// Whether its next statements may end it themselves ([`WriteTx::allow_closing`]).
+    closable: bool,
+}
 
 enum Open {
-    /// PostgreSQL: a transaction on a pooled connection, the request's again when done.
-    Pooled(Pooled),
+    /// PostgreSQL: a pooled connection, the request's again when done, in a transaction
+    /// once `begun` (its `BEGIN` is sent just before the first statement, and set before
+    /// it is answered, as the writer's below).
+    Pooled { conn: Pooled, begun: bool },
     /// SQLite: the writer's connection (the gate held until this is dropped), in a
     /// transaction once `begun`.
     ///
@@ -752,7 +753,32 @@ enum Open {
 
 const BEGIN_IMMEDIATE: &str = "BEGIN IMMEDIATE";
 
+/// Statements that are all a transaction has left to write, sent so that they end it
+/// themselves ([`Writing::closing`]): the connection to send them on and what they carry.
+pub struct Closing<'c> {
+    /// Sent ahead of the statements in the same query string: SQLite's `BEGIN IMMEDIATE`.
+    pub begin: Option<&'static str>,
+    /// Sent after them in the same query string: SQLite's `COMMIT`. PostgreSQL has none: its
+    /// statement is sent outside a transaction, one statement that commits itself.
+    pub commit: Option<&'static str>,
+    pub conn: &'c mut AnyConnection,
+}
+
 impl WriteTx {
+    fn new(open: Open) -> Self {
+        Self {
+            open,
+            closable: false,
+        }
+    }
+
+    /// Lets the transaction's next statements end it themselves ([`Writing::closing`]), for
+    /// a caller whose next write is its last and is to be committed as soon as it succeeds
+    /// (the request gate's for a person's request without an idempotency key).
+    pub fn allow_closing(&mut self) {
+        self.closable = true;
+    }
+
     /// Makes the transaction's changes durable.
     pub async fn commit(self) -> sqlx::Result<()> {
         self.finish(true).await
@@ -764,20 +790,21 @@ impl WriteTx {
     }
 
     async fn finish(mut self, commit: bool) -> sqlx::Result<()> {
-        match std::mem::replace(&mut self.0, Open::Done) {
-            Open::Pooled(mut conn) => {
+        match std::mem::replace(&mut self.open, Open::Done) {
+            Open::Pooled {
+                mut conn,
+                begun: true,
+            } => {
                 let done = if commit {
                     AnyTransactionManager::commit(&mut conn).await
                 } else {
                     AnyTransactionManager::rollback(&mut conn).await
                 };
                 if done.is_err() {
-                    self.0 = Open::Pooled(conn);
+                    self.open = Open::Pooled { conn, begun: true };
                 }
                 done
             }
-            // Nothing was sent: nothing to end.
-            Open::Writer { begun: false, .. } => Ok(()),
             Open::Writer {
                 writer,
                 begun: true,
@@ -786,64 +813,119 @@ impl WriteTx {
                     .send(if commit { "COMMIT" } else { "ROLLBACK" })
                     .await
             }
-            Open::Done => Ok(()),
+            // Nothing was sent, or it ended already ([`Writing::closing`]): nothing to end.
+            Open::Pooled { begun: false, .. } | Open::Writer { begun: false, .. } | Open::Done => {
+                Ok(())
+            }
         }
     }
 
     /// Sends the deferred `BEGIN` now, if it is still to be sent.
     async fn begin_now(&mut self) -> sqlx::Result<()> {
-        let Open::Writer { writer, begun } = &mut self.0 else {
-            return Ok(());
-        };
-        if *begun {
-            return Ok(());
-        }
-        let Some(conn) = writer.as_mut() else {
-            return Err(sqlx::Error::PoolClosed);
-        };
-        // Counted as begun while it is sent: if this is cancelled, it may have run, and the
-        // drop rolls back.
-        *begun = true;
-        if let Err(e) = conn.execute(BEGIN_IMMEDIATE).await {
-            // It did not run: nothing to roll back.
-            *begun = false;
-            if is_connection_error(&e) {
-                // The next writer opens another.
-                **writer = None;
+        match &mut self.open {
+            Open::Writer { writer, begun } => {
+                if *begun {
+                    return Ok(());
+                }
+                let Some(conn) = writer.as_mut() else {
+                    return Err(sqlx::Error::PoolClosed);
+                };
+                // Counted as begun while it is sent: if this is cancelled, it may have run,
+                // and the drop rolls back.
+                *begun = true;
+                if let Err(e) = conn.execute(BEGIN_IMMEDIATE).await {
+                    // It did not run: nothing to roll back.
+                    *begun = false;
+                    if is_connection_error(&e) {
+                        // The next writer opens another.
+                        **writer = None;
+                    }
+                    return Err(e);
+                }
+                Ok(())
             }
-            return Err(e);
+            Open::Pooled { conn, begun } => {
+                if *begun {
+                    return Ok(());
+                }
+                *begun = true;
+                if let Err(e) = AnyTransactionManager::begin(conn, None).await {
+                    // To the pool, not kept: its check there closes it if it is dead.
+                    if let Open::Pooled { mut conn, .. } =
+                        std::mem::replace(&mut self.open, Open::Done)
+                        && let Some(conn) = conn.conn.take()
+                    {
+                        drop(conn);
+                    }
+                    return Err(e);
+                }
+                Ok(())
+            }
+            Open::Done => Err(ended()),
         }
-        Ok(())
     }
 
     /// The connection the transaction runs on. A deferred transaction
-    /// ([`Db::begin_write_deferred`]) must have begun ([`Writing::conn`]): its statements
-    /// would otherwise run outside it, so that is refused with a panic.
+    /// ([`Db::begin_write_deferred`]) must have begun ([`Writing::conn`]) and not ended:
+    /// its statements would otherwise run outside it, so that is refused with a panic.
     pub fn conn(&mut self) -> &mut sqlx::AnyConnection {
-        match &mut self.0 {
-            Open::Pooled(conn) => conn,
+        match &mut self.open {
+            Open::Pooled { conn, begun } => {
+                assert!(*begun, "a deferred write transaction used before it began");
+                conn
+            }
             Open::Writer { writer, begun } => {
                 assert!(*begun, "a deferred write transaction used before it began");
                 // A `WriteTx` holds the writer's connection until it is done.
                 writer.as_mut().unwrap_or_else(|| unreachable!())
             }
-            // After `commit` or `rollback` it is consumed.
-            Open::Done => unreachable!(),
+            Open::Done => panic!("a write transaction used after it ended"),
         }
     }
 }
 
+/// The error for a statement sent to a transaction that has ended.
+fn ended() -> sqlx::Error {
+    sqlx::Error::Protocol("the write transaction has already ended".into())
+}
+
 /// Where a store function writes: a connection already in its transaction, or a
 /// [`WriteTx`] whose `BEGIN` may still be due ([`Db::begin_write_deferred`]), which the
-/// function's first statements then carry.
+/// function's first statements then carry, or which they may even make unneeded
+/// ([`Writing::closing`]).
 pub trait Writing: Send {
     /// The connection, in its transaction: a `BEGIN` still due is sent first, on its own.
     fn conn(&mut self) -> impl Future<Output = sqlx::Result<&mut AnyConnection>> + Send;
 
     /// The connection for the transaction's next statements, and the `BEGIN` the first of
-    /// them must carry (in the same query string, ahead of them) if it is still due. From
-    /// here on the transaction counts as begun: the caller sends it, or fails.
-    fn opening(&mut self) -> (Option<&'static str>, &mut AnyConnection);
+    /// them must carry (in the same query string, ahead of them) if it is still due (SQLite;
+    /// PostgreSQL's is sent here, on its own). From here on the transaction counts as
+    /// begun: the caller sends the statements, or fails.
+    fn opening(
+        &mut self,
+    ) -> impl Future<Output = sqlx::Result<(Option<&'static str>, &mut AnyConnection)>> + Send;
+
+    /// For statements that are all the transaction will write, when nothing of it was sent
+    /// yet and it may end with them ([`WriteTx::allow_closing`]): how to send them so that
+    /// they also begin and commit it, in one hand-off to SQLite's writer or one statement
+    /// outside a transaction on PostgreSQL. `None` when it may not: send them through
+    /// [`Writing::opening`] instead. Report how they ended through [`Writing::closed`].
+    ///
+    /// Statements sent this way run to the end or not at all only if their last one fails
+    /// whenever what they assumed does not hold ([`crate::batch::refusal`]).
+    fn closing(&mut self) -> Option<Closing<'_>> {
+        None
+    }
+
+    /// Says how the statements sent through [`Writing::closing`] ended: `true`, they ran
+    /// and the transaction is over (committed); `false`, they were refused, and what they
+    /// did is rolled back here, after which the transaction is as if nothing had been sent
+    /// and may no longer end itself. After another error, leave it to the transaction's
+    /// owner, which rolls it back.
+    fn closed(&mut self, committed: bool) -> impl Future<Output = sqlx::Result<()>> + Send {
+        let _ = committed;
+        async { Ok(()) }
+    }
 
     /// The name of the engine (as [`AnyConnection::backend_name`]); sends nothing.
     fn backend_name(&self) -> &str;
@@ -854,8 +936,8 @@ impl Writing for AnyConnection {
         Ok(self)
     }
 
-    fn opening(&mut self) -> (Option<&'static str>, &mut AnyConnection) {
-        (None, self)
+    async fn opening(&mut self) -> sqlx::Result<(Option<&'static str>, &mut AnyConnection)> {
+        Ok((None, self))
     }
 
     fn backend_name(&self) -> &str {
@@ -869,20 +951,81 @@ impl Writing for WriteTx {
         Ok(WriteTx::conn(self))
     }
 
-    fn opening(&mut self) -> (Option<&'static str>, &mut AnyConnection) {
-        let due = match &mut self.0 {
+    async fn opening(&mut self) -> sqlx::Result<(Option<&'static str>, &mut AnyConnection)> {
+        let due = match &mut self.open {
+            // Counted as begun from here: the caller sends it.
             Open::Writer { begun, .. } if !*begun => {
                 *begun = true;
                 Some(BEGIN_IMMEDIATE)
             }
             _ => None,
         };
-        (due, WriteTx::conn(self))
+        if due.is_none() {
+            self.begin_now().await?;
+        }
+        Ok((due, WriteTx::conn(self)))
+    }
+
+    fn closing(&mut self) -> Option<Closing<'_>> {
+        if !self.closable {
+            return None;
+        }
+        match &mut self.open {
+            Open::Writer { writer, begun } if !*begun => {
+                let conn = writer.as_mut()?;
+                // Counted as begun while it is sent, as by `opening`.
+                *begun = true;
+                Some(Closing {
+                    begin: Some(BEGIN_IMMEDIATE),
+                    commit: Some("COMMIT"),
+                    conn,
+                })
+            }
+            Open::Pooled { conn, begun: false } => Some(Closing {
+                begin: None,
+                commit: None,
+                conn,
+            }),
+            _ => None,
+        }
+    }
+
+    async fn closed(&mut self, committed: bool) -> sqlx::Result<()> {
+        self.closable = false;
+        if committed {
+            // Over: SQLite's writer gate is let go now, a PostgreSQL connection is the
+            // request's again.
+            self.open = Open::Done;
+            return Ok(());
+        }
+        let Open::Writer {
+            writer,
+            begun: begun @ true,
+        } = &mut self.open
+        else {
+            // PostgreSQL's single statement failed whole: nothing to undo.
+            return Ok(());
+        };
+        let Some(conn) = writer.as_mut() else {
+            return Err(sqlx::Error::PoolClosed);
+        };
+        match conn.execute("ROLLBACK").await {
+            Ok(_) => {
+                *begun = false;
+                Ok(())
+            }
+            Err(e) => {
+                // Closed, which rolls back what it left open; the next writer opens another.
+                // Still counted as begun, this transaction can only be rolled back now.
+                **writer = None;
+                Err(e)
+            }
+        }
     }
 
     fn backend_name(&self) -> &str {
-        match &self.0 {
-            Open::Pooled(conn) => conn.backend_name(),
+        match &self.open {
+            Open::Pooled { conn, .. } => conn.backend_name(),
             Open::Writer { writer, .. } => writer.as_ref().map_or("", |c| c.backend_name()),
             Open::Done => "",
         }
@@ -891,7 +1034,7 @@ impl Writing for WriteTx {
 
 impl Drop for WriteTx {
     fn drop(&mut self) {
-        match std::mem::replace(&mut self.0, Open::Done) {
+        match std::mem::replace(&mut self.open, Open::Done) {
             Open::Writer {
                 writer,
                 begun: true,
@@ -903,14 +1046,17 @@ impl Drop for WriteTx {
                     runtime.spawn(ending.send("ROLLBACK"));
                 }
             }
-            Open::Pooled(mut conn) => {
+            Open::Pooled {
+                mut conn,
+                begun: true,
+            } => {
                 AnyTransactionManager::start_rollback(&mut conn);
                 // To the pool, not kept: its ping there waits for the rollback.
                 if let Some(conn) = conn.conn.take() {
                     drop(conn);
                 }
             }
-            Open::Writer { begun: false, .. } | Open::Done => {}
+            Open::Pooled { begun: false, .. } | Open::Writer { begun: false, .. } | Open::Done => {}
         }
     }
 }

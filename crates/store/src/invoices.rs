@@ -139,6 +139,11 @@ pub(crate) const COLUMNS: &str = "id, company_id, recipient_id, series, status, 
 /// upsert just moved) and as one statement on PostgreSQL (the insert takes the number the
 /// upsert returns: statements of one `WITH` share a snapshot, so reading the table there
 /// would see the old value, and under concurrency a stale one).
+///
+/// When `tx` allows it ([`Writing::closing`]) and the company is not known to have webhook
+/// endpoints, the draft is sent so that it also begins and commits `tx` (refused, and then
+/// stored the ordinary way, if the company has an enabled endpoint after all): `tx` is
+/// over when this returns.
 pub async fn insert_numbered_draft(
     tx: &mut impl Writing,
     r: &InvoiceRow,
@@ -148,11 +153,18 @@ pub async fn insert_numbered_draft(
          VALUES ($37, 'draft', $38, 2) ON CONFLICT (company_id, series, year) \
          DO UPDATE SET next_number = document_counters.next_number + 1";
     let postgres = tx.backend_name().eq_ignore_ascii_case("postgresql");
-    let number = if postgres {
-        "(SELECT number FROM counter)"
+    let (counter, number) = if postgres {
+        (
+            format!("{counter} RETURNING next_number - 1 AS number"),
+            format!("(SELECT number FROM {})", crate::batch::FIRST),
+        )
     } else {
-        "(SELECT next_number - 1 FROM document_counters \
-          WHERE company_id = $37 AND series = 'draft' AND year = $38)"
+        (
+            counter.to_owned(),
+            "(SELECT next_number - 1 FROM document_counters \
+             WHERE company_id = $37 AND series = 'draft' AND year = $38)"
+                .to_owned(),
+        )
     };
     let values: Vec<String> = COLUMNS
         .split(',')
@@ -163,39 +175,61 @@ pub async fn insert_numbered_draft(
             _ => format!("${}", i + 1),
         })
         .collect();
-    let insert = format!(
-        "INSERT INTO invoices ({COLUMNS}) VALUES ({}) RETURNING order_number, {}",
-        values.join(", "),
-        crate::webhooks::enabled_endpoints("$37")
-    );
-    // The first statements of their transaction, they carry its `BEGIN` if it is still due
-    // (SQLite only: [`crate::Db::begin_write_deferred`]).
-    let (begin, conn) = tx.opening();
-    let sql = match (postgres, begin) {
-        (true, None) => {
-            format!("WITH counter AS ({counter} RETURNING next_number - 1 AS number) {insert}")
-        }
-        (false, None) => format!("{counter};\n{insert}"),
-        (false, Some(begin)) => format!("{begin};\n{counter};\n{insert}"),
-        (true, Some(_)) => {
-            return Err(sqlx::Error::Protocol(
-                "a BEGIN cannot travel with PostgreSQL statements".into(),
-            ));
-        }
+    let endpoints = crate::webhooks::enabled_endpoints("$37");
+    let statements = vec![
+        counter,
+        format!(
+            "INSERT INTO invoices ({COLUMNS}) VALUES ({}) RETURNING order_number, {endpoints}",
+            values.join(", "),
+        ),
+    ];
+    let send = async |sql: String, conn: &mut sqlx::AnyConnection| {
+        let q = sqlx::query(sqlx::AssertSqlSafe(sql));
+        // `fetch_all`: on SQLite, `fetch_one` would look only at the upsert's (empty) result.
+        let rows = bind_row(q, r)
+            .bind(r.company_id.as_str())
+            .bind(year)
+            .fetch_all(conn)
+            .await?;
+        let last = rows.last().ok_or(sqlx::Error::RowNotFound)?;
+        Ok::<_, sqlx::Error>(NumberedDraft {
+            order_number: sqlx::Row::try_get::<Option<i64>, _>(last, 0)?
+                .ok_or(sqlx::Error::RowNotFound)?,
+            webhook_endpoints: sqlx::Row::try_get(last, 1)?,
+        })
     };
-    let q = sqlx::query(sqlx::AssertSqlSafe(sql));
-    // `fetch_all`: on SQLite, `fetch_one` would look only at the upsert's (empty) result.
-    let rows = bind_row(q, r)
-        .bind(r.company_id.as_str())
-        .bind(year)
-        .fetch_all(conn)
-        .await?;
-    let last = rows.last().ok_or(sqlx::Error::RowNotFound)?;
-    Ok(NumberedDraft {
-        order_number: sqlx::Row::try_get::<Option<i64>, _>(last, 0)?
-            .ok_or(sqlx::Error::RowNotFound)?,
-        webhook_endpoints: sqlx::Row::try_get(last, 1)?,
-    })
+    // With a `BEGIN` still due (SQLite only: [`crate::Db::begin_write_deferred`]) ahead.
+    let with_begin = |begin: Option<&str>, sql: String| match begin {
+        Some(begin) => format!("{begin};\n{sql}"),
+        None => sql,
+    };
+    if !crate::webhooks::might_have_endpoints(&r.company_id)
+        && let Some(closing) = tx.closing()
+    {
+        let sql = crate::batch::closing(
+            statements.clone(),
+            postgres,
+            &format!("{endpoints} > 0"),
+            closing.commit,
+        );
+        match send(with_begin(closing.begin, sql), closing.conn).await {
+            Ok(stored) => {
+                tx.closed(true).await?;
+                return Ok(stored);
+            }
+            Err(e) if crate::batch::is_refusal(&e) => {
+                tx.closed(false).await?;
+                crate::webhooks::saw_endpoints(&r.company_id, 1);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    // The first statements of their transaction, they carry its `BEGIN` if it is still due.
+    let (begin, conn) = tx.opening().await?;
+    let sql = with_begin(begin, crate::batch::join(&statements, postgres));
+    let stored = send(sql, conn).await?;
+    crate::webhooks::saw_endpoints(&r.company_id, stored.webhook_endpoints);
+    Ok(stored)
 }
 
 /// What [`insert_numbered_draft`] stored.
@@ -302,6 +336,62 @@ pub async fn store_issued(
     first: i64,
     reference: &[ReferencePart],
 ) -> sqlx::Result<Option<i64>> {
+    let stamp = crate::now_micros();
+    let mut batch = issue_batch(tx, r, first, reference, stamp).await?;
+    // All that is left of the transaction when the caller allows (no VERI*FACTU record
+    // follows, say): sent so that it ends it too, refused (and made again the ordinary way)
+    // if the draft changed meanwhile or the company has endpoints to tell.
+    let refuse_if = format!("{} > 0", crate::webhooks::enabled_endpoints("$1"));
+    if !crate::webhooks::might_have_endpoints(&r.company_id)
+        && let Some(conn) = batch.closing(tx, &refuse_if, &[r.company_id.as_str()])?
+    {
+        match batch.fetch_optional_row::<(i64, String, i64)>(conn).await {
+            Ok(stored) => {
+                tx.closed(true).await?;
+                return Ok(stored.map(|stored| issued(r, stored, stamp)));
+            }
+            Err(e) if crate::batch::is_refusal(&e) => {
+                tx.closed(false).await?;
+                crate::webhooks::saw_endpoints(&r.company_id, 1);
+                batch = issue_batch(tx, r, first, reference, stamp).await?;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    // With the transaction's `BEGIN`, if nothing of it was sent yet.
+    let conn = batch.opening(tx).await?;
+    let stored = batch
+        .fetch_optional_row::<(i64, String, i64)>(conn)
+        .await?
+        .map(|stored| issued(r, stored, stamp));
+    if let Some(endpoints) = stored {
+        crate::webhooks::saw_endpoints(&r.company_id, endpoints);
+    }
+    Ok(stored)
+}
+
+/// Fills in what [`store_issued`]'s batch returned (the number, the reference, the
+/// company's enabled endpoints) and returns the endpoints.
+fn issued(
+    r: &mut InvoiceRow,
+    (number, reference, endpoints): (i64, String, i64),
+    stamp: i64,
+) -> i64 {
+    r.invoice_number = Some(number);
+    r.reference = Some(reference);
+    r.updated_at = Some(stamp);
+    endpoints
+}
+
+/// [`store_issued`]'s statements: the number (unless taken already), the rollups and the
+/// invoice's update, which returns its number, reference and the company's endpoints.
+async fn issue_batch(
+    tx: &mut impl Writing,
+    r: &mut InvoiceRow,
+    first: i64,
+    reference: &[ReferencePart],
+    stamp: i64,
+) -> sqlx::Result<Batch> {
     let year = r.invoice_year.unwrap_or_default();
     let mut batch = Batch::new();
     let postgres = tx.backend_name().eq_ignore_ascii_case("postgresql");
@@ -343,7 +433,6 @@ pub async fn store_issued(
     }
     crate::dashboard::push_issue(tx, &mut batch, r).await?;
     // Last: the batch answers with what the last statement returns.
-    let stamp = crate::now_micros();
     push_update(
         &mut batch,
         r,
@@ -352,17 +441,7 @@ pub async fn store_issued(
         },
         stamp,
     );
-    // With the transaction's `BEGIN`, if nothing of it was sent yet.
-    let conn = batch.opening(tx)?;
-    match batch.fetch_optional_row::<(i64, String, i64)>(conn).await? {
-        Some((number, reference, endpoints)) => {
-            r.invoice_number = Some(number);
-            r.reference = Some(reference);
-            r.updated_at = Some(stamp);
-            Ok(Some(endpoints))
-        }
-        None => Ok(None),
-    }
+    Ok(batch)
 }
 
 /// Where an issue that takes its number in its batch reads it from.

@@ -47,7 +47,7 @@ pub mod verifactu;
 pub mod web;
 pub mod webhooks;
 
-pub use db::{Backend, Db, Pooled, WriteTx, Writing};
+pub use db::{Backend, Closing, Db, Pooled, WriteTx, Writing};
 pub use ids::{CompanyId, InvoiceId};
 pub use sqlx::AnyConnection as Conn;
 

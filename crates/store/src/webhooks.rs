@@ -529,11 +529,52 @@ pub fn enabled_endpoints(param: &str) -> String {
     format!("(SELECT COUNT(*) FROM webhook_endpoints WHERE company_id = {param} AND enabled = 1)")
 }
 
+/// Companies whose last new draft or issue found enabled endpoints, at most
+/// [`REMEMBERED`] of them: their next such write is made the ordinary way at once, rather
+/// than sent to end its own transaction and refused for having an event to queue
+/// ([`crate::Writing::closing`], [`might_have_endpoints`]). A hint only: a write that
+/// assumed no endpoint is refused if there is one, whatever this says.
+static WITH_ENDPOINTS: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// How many companies [`WITH_ENDPOINTS`] remembers; past that it forgets the oldest.
+const REMEMBERED: usize = 1024;
+
+fn with_endpoints() -> std::sync::MutexGuard<'static, Vec<String>> {
+    WITH_ENDPOINTS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Whether the company's last new draft or issue in this process found enabled endpoints
+/// (or was refused for it): its next one is then not sent to end its own transaction.
+pub(crate) fn might_have_endpoints(company_id: &str) -> bool {
+    with_endpoints().iter().any(|c| c == company_id)
+}
+
+/// Remembers whether the company has enabled endpoints, as a write just found (`count`).
+pub(crate) fn saw_endpoints(company_id: &str, count: i64) {
+    let mut known = with_endpoints();
+    let at = known.iter().position(|c| c == company_id);
+    match (at, count > 0) {
+        (Some(i), false) => {
+            known.remove(i);
+        }
+        (None, true) => {
+            if known.len() >= REMEMBERED {
+                known.remove(0);
+            }
+            known.push(company_id.to_owned());
+        }
+        _ => {}
+    }
+}
+
 /// [`emit`], told by the statement that made the change how many enabled endpoints the
 /// company had then, in the same transaction ([`enabled_endpoints`]): with none, nothing is
-/// read or queued and `data` is not built.
+/// read or queued, `data` is not built and `tx` is not used (a transaction that the
+/// change ended, [`crate::Writing::closing`], had none).
 pub async fn emit_counted(
-    conn: &mut AnyConnection,
+    tx: &mut impl crate::Writing,
     endpoints: i64,
     company_id: &crate::CompanyId,
     event_type: &str,
@@ -542,7 +583,7 @@ pub async fn emit_counted(
     if endpoints == 0 {
         return Ok(0);
     }
-    emit(conn, company_id, event_type, data()?).await
+    emit(tx.conn().await?, company_id, event_type, data()?).await
 }
 
 /// Emits `event_type` with `data` for the company, on the connection of the transaction

@@ -1076,7 +1076,7 @@ async fn insert_company_first(
     if twice {
         batch.push(insert).bind(id.as_str());
     }
-    let conn = batch.opening(tx)?;
+    let conn = batch.opening(tx).await?;
     batch.execute(conn).await
 }
 
@@ -1102,7 +1102,8 @@ async fn write_lock_is_free(db: &Db) -> bool {
 // its first statement on SQLite, in the same query string: nothing is locked before that
 // statement, and from it on everything is inside the transaction, so a batch that fails
 // halfway, a rollback and a drop each leave nothing behind, and a transaction that never
-// wrote sends nothing. On PostgreSQL `BEGIN` is sent when it opens, and the same holds.
+// wrote sends nothing. On PostgreSQL `BEGIN` is sent on its own just before the first
+// statement, and the same holds.
 both_engines!(a_deferred_write_begins_with_its_first_statement, |t| {
     let db = &t.db;
     let sqlite = db.backend() == Backend::Sqlite;
@@ -1172,7 +1173,7 @@ both_engines!(a_deferred_write_begins_with_its_first_statement, |t| {
     unbound
         .push("INSERT INTO companies (id, name, fiscal_id, created_at) VALUES ($1, 'Co', 'X1', 0)");
     assert!(
-        unbound.opening(&mut tx).is_err(),
+        unbound.opening(&mut tx).await.is_err(),
         "a batch missing its value was taken"
     );
     tx.rollback()
@@ -1182,7 +1183,7 @@ both_engines!(a_deferred_write_begins_with_its_first_statement, |t| {
     // database): on SQLite its `ROLLBACK` finds no transaction and fails, the writer's
     // connection is closed, and the next writer opens another.
     let mut tx = db.begin_write_deferred().await.expect("open");
-    let (begin, _) = store::Writing::opening(&mut tx);
+    let (begin, _) = store::Writing::opening(&mut tx).await.expect("opening");
     assert_eq!(
         begin.is_some(),
         sqlite,
@@ -1244,6 +1245,121 @@ both_engines!(a_deferred_write_begins_with_its_first_statement, |t| {
         assert!(
             write_lock_is_free(db).await,
             "a commit left the database locked"
+        );
+    }
+});
+
+// A write that is all its transaction will write may begin and commit it in the same send
+// (`Writing::closing`: SQLite's `BEGIN`, the statements and `COMMIT` in one query string;
+// on PostgreSQL one statement outside a transaction), when its owner allows. It is
+// refused, and nothing of it kept, when its last statement changed no row or its condition
+// holds; the transaction then writes the ordinary way. Only a transaction that allows it
+// and has sent nothing offers it.
+both_engines!(a_last_write_may_end_its_own_transaction, |t| {
+    let db = &t.db;
+    let sqlite = db.backend() == Backend::Sqlite;
+    let insert = "INSERT INTO companies (id, name, fiscal_id, created_at) \
+                  VALUES ($1, 'Co', 'X1', 0) RETURNING id";
+    let closing_insert = |id: &store::CompanyId| {
+        let mut batch = store::batch::Batch::new();
+        batch.push(insert).bind(id.as_str().to_owned());
+        batch
+    };
+
+    // Not allowed: not offered.
+    let mut tx = db.begin_write_deferred().await.expect("open");
+    assert!(store::Writing::closing(&mut tx).is_none());
+    tx.rollback().await.expect("rollback");
+
+    // Allowed, and nothing it assumed is wrong: one send writes and commits.
+    let ended = store::CompanyId::generate();
+    let mut tx = db.begin_write_deferred().await.expect("open");
+    tx.allow_closing();
+    let mut batch = closing_insert(&ended);
+    let conn = batch
+        .closing(&mut tx, "$1 = 'refuse'", &["keep"])
+        .expect("a batch that can be sent")
+        .expect("allowed to end its transaction");
+    let id: Option<String> = batch.fetch_optional(conn).await.expect("written");
+    assert_eq!(id.as_deref(), Some(ended.as_str()));
+    // Committed by that send, before the transaction is told.
+    assert!(stored(db, &ended).await, "the write was not committed");
+    if sqlite {
+        assert!(
+            write_lock_is_free(db).await,
+            "the write's COMMIT did not run with it"
+        );
+    }
+    store::Writing::closed(&mut tx, true)
+        .await
+        .expect("told it ended");
+    tx.commit().await.expect("nothing left to commit");
+
+    // Refused by its condition: nothing of it is kept, and the same transaction then
+    // writes the ordinary way, no longer offered to end itself.
+    let refused = store::CompanyId::generate();
+    let mut tx = db.begin_write_deferred().await.expect("open");
+    tx.allow_closing();
+    let mut batch = closing_insert(&refused);
+    let conn = batch
+        .closing(&mut tx, "$1 = 'refuse'", &["refuse"])
+        .expect("a batch that can be sent")
+        .expect("allowed to end its transaction");
+    let e = batch
+        .fetch_optional::<String>(conn)
+        .await
+        .expect_err("a write whose condition holds was taken");
+    assert!(store::batch::is_refusal(&e), "not a refusal: {e}");
+    store::Writing::closed(&mut tx, false)
+        .await
+        .expect("undone");
+    assert!(!stored(db, &refused).await, "a refused write was kept");
+    assert!(store::Writing::closing(&mut tx).is_none());
+    let mut batch = closing_insert(&refused);
+    let conn = batch.opening(&mut tx).await.expect("opening");
+    batch.execute(conn).await.expect("written the ordinary way");
+    tx.commit().await.expect("commit");
+    assert!(
+        stored(db, &refused).await,
+        "the ordinary write was not kept"
+    );
+
+    // Refused when its last statement changed no row: the statements before it are undone.
+    let before = store::CompanyId::generate();
+    let mut tx = db.begin_write_deferred().await.expect("open");
+    tx.allow_closing();
+    let mut batch = closing_insert(&before);
+    batch
+        .push("UPDATE companies SET name = 'Renamed' WHERE id = $1 RETURNING id")
+        .bind(store::CompanyId::generate().as_str().to_owned());
+    let conn = batch
+        .closing(&mut tx, "1 = 0", &[])
+        .expect("a batch that can be sent")
+        .expect("allowed to end its transaction");
+    let e = batch
+        .fetch_optional::<String>(conn)
+        .await
+        .expect_err("a write that changed nothing was taken");
+    assert!(store::batch::is_refusal(&e), "not a refusal: {e}");
+    store::Writing::closed(&mut tx, false)
+        .await
+        .expect("undone");
+    tx.rollback().await.expect("rollback");
+    assert!(
+        !stored(db, &before).await,
+        "the statement before a refused one was kept"
+    );
+
+    // Once something of the transaction was sent, it is no longer offered.
+    let mut tx = db.begin_write_deferred().await.expect("open");
+    tx.allow_closing();
+    store::Writing::conn(&mut tx).await.expect("begin");
+    assert!(store::Writing::closing(&mut tx).is_none());
+    tx.rollback().await.expect("rollback");
+    if sqlite {
+        assert!(
+            write_lock_is_free(db).await,
+            "a transaction left the database locked"
         );
     }
 });

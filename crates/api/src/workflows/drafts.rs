@@ -43,8 +43,9 @@ pub async fn create(
         )
         .await?
     };
-    // The draft's insert is the transaction's first statement: it carries the `BEGIN`.
-    let mut tx = tx.writing().await?;
+    // The draft's insert is the transaction's first statement: it carries the `BEGIN`. It
+    // is also its last, so it may commit it too.
+    let mut tx = tx.writing(true).await?;
     store_new_draft(&mut *tx, svc, &mut row).await?;
     Ok(row)
 }
@@ -180,7 +181,7 @@ pub async fn store_new_draft(
     let stored = store::invoices::insert_numbered_draft(tx, row).await?;
     row.order_number = Some(stored.order_number);
     store::webhooks::emit_counted(
-        tx.conn().await?,
+        tx,
         stored.webhook_endpoints,
         &row.company_id,
         "invoice.created",

@@ -46,8 +46,10 @@ pub async fn issue(
     };
     // No connection in hand: deciding may wait for the exchange-rate feed.
     let prepared = decide(svc, read).await?;
-    // The issue's batch is the transaction's first statement: it carries the `BEGIN`.
-    let mut tx = tx.writing().await?;
+    // The issue's batch is the transaction's first statement: it carries the `BEGIN`. Unless
+    // a VERI*FACTU record follows it, it is also the last, so it may commit it too.
+    let last = !prepared.company.is_spanish();
+    let mut tx = tx.writing(last).await?;
     commit(&mut *tx, svc, prepared).await
 }
 
@@ -407,7 +409,6 @@ pub async fn commit(
     else {
         return Err(lost_draft(tx.conn().await?, &company.id, &row.id).await);
     };
-    let conn = tx.conn().await?;
     // The number the store just gave; a row it answers without one is a store defect.
     let issued = row
         .issued()
@@ -417,9 +418,9 @@ pub async fn commit(
     doc.yearly_number = issued.number;
     doc.year = issued.year;
     if company.is_spanish() {
-        crate::aeat::register_issue(conn, svc.aeat_mode, &company, &doc, now).await?;
+        crate::aeat::register_issue(tx.conn().await?, svc.aeat_mode, &company, &doc, now).await?;
     }
-    store::webhooks::emit_counted(conn, endpoints, &row.company_id, "invoice.issued", || {
+    store::webhooks::emit_counted(tx, endpoints, &row.company_id, "invoice.issued", || {
         store::invoice_events::invoice_data(&row)
     })
     .await?;

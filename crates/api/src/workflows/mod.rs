@@ -83,9 +83,11 @@ pub trait Writer: Sync {
     ) -> impl Future<Output = AppResult<impl DerefMut<Target = sqlx::AnyConnection> + Send + '_>> + Send;
 
     /// The transaction itself, for store functions that write through [`store::Writing`]
-    /// (whose first statements carry SQLite's `BEGIN`).
+    /// (whose first statements carry SQLite's `BEGIN`); `last` when their writes are all
+    /// the request will write ([`crate::gate::Tx::writing`]).
     fn writing(
         &self,
+        last: bool,
     ) -> impl Future<Output = AppResult<impl DerefMut<Target = store::WriteTx> + Send + '_>> + Send;
 }
 
@@ -94,7 +96,10 @@ impl Writer for crate::gate::Tx {
         crate::gate::Tx::conn(self).await
     }
 
-    async fn writing(&self) -> AppResult<impl DerefMut<Target = store::WriteTx> + Send + '_> {
-        crate::gate::Tx::writing(self).await
+    async fn writing(
+        &self,
+        last: bool,
+    ) -> AppResult<impl DerefMut<Target = store::WriteTx> + Send + '_> {
+        crate::gate::Tx::writing(self, last).await
     }
 }

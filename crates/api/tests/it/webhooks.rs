@@ -1166,6 +1166,35 @@ db_test!(a_disabled_endpoint_is_sent_no_invoice_events, |app| {
     for body in rx.got() {
         assert_eq!(body.json()["data"]["id"], heard.as_str());
     }
+
+    // A draft made while the endpoint is disabled and issued once it is enabled again: its
+    // issue is told. (With no endpoint at its last write, the company's issue is sent to end
+    // its own transaction, store::Writing::closing; it is refused for the endpoint, and
+    // made again the ordinary way, which queues the event.)
+    let enable = |enabled: bool| {
+        let (app, hook) = (&app, &hook);
+        async move {
+            app.call(
+                "PATCH",
+                &format!("/v1/webhooks/{hook}"),
+                As::Human(&app.a),
+                Some(json!({ "enabled": enabled })),
+            )
+            .await
+            .expect(200);
+        }
+    };
+    enable(false).await;
+    let late = draft(&app, &app.a, 300).await;
+    enable(true).await;
+    app.issue(&app.a, &late).await;
+    let told: Vec<String> = deliveries(&app, &app.a, &hook)
+        .await
+        .iter()
+        .filter(|d| d["payload"]["data"]["id"] == late.as_str())
+        .map(|d| d["event_type"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(told, ["invoice.issued"]);
 });
 
 // An `ai_audit.*` event tells the entry as of the service's clock, the one that stamped
