@@ -1249,6 +1249,26 @@ both_engines!(a_deferred_write_begins_with_its_first_statement, |t| {
     }
 });
 
+/// Sends `batch` to end `tx` (which allows it), refused unless `refuse_if` with `values`
+/// is false and its last statement changes a row; expects it refused, and undoes it.
+async fn refused_and_undone(
+    tx: &mut store::WriteTx,
+    mut batch: store::batch::Batch,
+    refuse_if: &str,
+    values: &[&str],
+) {
+    let conn = batch
+        .closing(tx, refuse_if, values)
+        .expect("a batch that can be sent")
+        .expect("allowed to end its transaction");
+    let e = batch
+        .fetch_optional::<String>(conn)
+        .await
+        .expect_err("a write that should be refused was taken");
+    assert!(store::batch::is_refusal(&e), "not a refusal: {e}");
+    store::Writing::closed(tx, false).await.expect("undone");
+}
+
 // A write that is all its transaction will write may begin and commit it in the same send
 // (`Writing::closing`: SQLite's `BEGIN`, the statements and `COMMIT` in one query string;
 // on PostgreSQL one statement outside a transaction), when its owner allows. It is
@@ -1300,19 +1320,13 @@ both_engines!(a_last_write_may_end_its_own_transaction, |t| {
     let refused = store::CompanyId::generate();
     let mut tx = db.begin_write_deferred().await.expect("open");
     tx.allow_closing();
-    let mut batch = closing_insert(&refused);
-    let conn = batch
-        .closing(&mut tx, "$1 = 'refuse'", &["refuse"])
-        .expect("a batch that can be sent")
-        .expect("allowed to end its transaction");
-    let e = batch
-        .fetch_optional::<String>(conn)
-        .await
-        .expect_err("a write whose condition holds was taken");
-    assert!(store::batch::is_refusal(&e), "not a refusal: {e}");
-    store::Writing::closed(&mut tx, false)
-        .await
-        .expect("undone");
+    refused_and_undone(
+        &mut tx,
+        closing_insert(&refused),
+        "$1 = 'refuse'",
+        &["refuse"],
+    )
+    .await;
     assert!(!stored(db, &refused).await, "a refused write was kept");
     assert!(store::Writing::closing(&mut tx).is_none());
     let mut batch = closing_insert(&refused);
@@ -1332,18 +1346,7 @@ both_engines!(a_last_write_may_end_its_own_transaction, |t| {
     batch
         .push("UPDATE companies SET name = 'Renamed' WHERE id = $1 RETURNING id")
         .bind(store::CompanyId::generate().as_str().to_owned());
-    let conn = batch
-        .closing(&mut tx, "1 = 0", &[])
-        .expect("a batch that can be sent")
-        .expect("allowed to end its transaction");
-    let e = batch
-        .fetch_optional::<String>(conn)
-        .await
-        .expect_err("a write that changed nothing was taken");
-    assert!(store::batch::is_refusal(&e), "not a refusal: {e}");
-    store::Writing::closed(&mut tx, false)
-        .await
-        .expect("undone");
+    refused_and_undone(&mut tx, batch, "1 = 0", &[]).await;
     tx.rollback().await.expect("rollback");
     assert!(
         !stored(db, &before).await,

@@ -1131,8 +1131,8 @@ db_test!(a_disabled_endpoint_is_sent_no_invoice_events, |app| {
     )
     .await;
     app.settle(&app.a).await;
-    // Sets the endpoint's `enabled`, then makes a draft and issues it; returns the invoice.
-    let draft_and_issue_with = |enabled: bool, price: i64| {
+    // Sets the endpoint's `enabled`.
+    let enable = |enabled: bool| {
         let (app, hook) = (&app, &hook);
         async move {
             app.call(
@@ -1143,6 +1143,13 @@ db_test!(a_disabled_endpoint_is_sent_no_invoice_events, |app| {
             )
             .await
             .expect(200);
+        }
+    };
+    // Sets the endpoint's `enabled`, then makes a draft and issues it; returns the invoice.
+    let draft_and_issue_with = |enabled: bool, price: i64| {
+        let (app, enable) = (&app, &enable);
+        async move {
+            enable(enabled).await;
             let id = draft(app, &app.a, price).await;
             app.issue(&app.a, &id).await;
             id
@@ -1171,19 +1178,6 @@ db_test!(a_disabled_endpoint_is_sent_no_invoice_events, |app| {
     // issue is told. (With no endpoint at its last write, the company's issue is sent to end
     // its own transaction, store::Writing::closing; it is refused for the endpoint, and
     // made again the ordinary way, which queues the event.)
-    let enable = |enabled: bool| {
-        let (app, hook) = (&app, &hook);
-        async move {
-            app.call(
-                "PATCH",
-                &format!("/v1/webhooks/{hook}"),
-                As::Human(&app.a),
-                Some(json!({ "enabled": enabled })),
-            )
-            .await
-            .expect(200);
-        }
-    };
     enable(false).await;
     let late = draft(&app, &app.a, 300).await;
     enable(true).await;
