@@ -217,10 +217,8 @@ pub async fn insert_numbered_draft(
                 tx.closed(true).await?;
                 return Ok(stored);
             }
-            Err(e) if crate::batch::is_refusal(&e) => {
-                tx.closed(false).await?;
-                crate::webhooks::saw_endpoints(&r.company_id, 1);
-            }
+            // Made again below, which remembers the company's endpoints as it finds them.
+            Err(e) if crate::batch::is_refusal(&e) => tx.closed(false).await?,
             Err(e) => return Err(e),
         }
     }
@@ -350,9 +348,10 @@ pub async fn store_issued(
                 tx.closed(true).await?;
                 return Ok(stored.map(|stored| issued(r, stored, stamp)));
             }
+            // Made again below, which remembers the company's endpoints as it finds them
+            // (a refusal may be the draft's, not the endpoints').
             Err(e) if crate::batch::is_refusal(&e) => {
                 tx.closed(false).await?;
-                crate::webhooks::saw_endpoints(&r.company_id, 1);
                 batch = issue_batch(tx, r, first, reference, stamp).await?;
             }
             Err(e) => return Err(e),

@@ -545,8 +545,8 @@ fn with_endpoints() -> std::sync::MutexGuard<'static, Vec<String>> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// Whether the company's last new draft or issue in this process found enabled endpoints
-/// (or was refused for it): its next one is then not sent to end its own transaction.
+/// Whether the company's last new draft or issue in this process found enabled endpoints:
+/// its next one is then not sent to end its own transaction.
 pub(crate) fn might_have_endpoints(company_id: &str) -> bool {
     with_endpoints().iter().any(|c| c == company_id)
 }
