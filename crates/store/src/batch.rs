@@ -22,6 +22,8 @@ use sqlx::{
     any::{Any, AnyArguments, AnyRow},
 };
 
+use sqlx_core::any::AnyColumn;
+
 use crate::db::Writing;
 
 /// Statements and their arguments, sent by [`Batch::execute`].
@@ -233,11 +235,13 @@ impl Batch {
     }
 }
 
-/// Several reads sent together, each answering its own rows: on SQLite one hand-off to the
-/// connection's thread (the statements of one query string, whose rows come back one
-/// statement after another); on PostgreSQL, which prepares one statement at a time, one
-/// round trip each, as separate reads would be. Every statement may use any of the shared
-/// text parameters `$1..$n` of `params`, bound once.
+/// Several reads sent together, each answering at most one row (a row found by its key):
+/// on SQLite one hand-off to the connection's thread (the statements of one query string,
+/// whose rows come back one statement after another); on PostgreSQL, which prepares one
+/// statement at a time, one statement that joins the reads side by side ([`side_by_side`]),
+/// so one round trip and one execution instead of one each. Every statement may use any
+/// of the shared text parameters `$1..$n` of `params`, bound once. Answers each read's row,
+/// `None` where it found none; a read that finds several answers its first.
 ///
 /// For reads that only need their parameters, not each other's answers: the draft, its
 /// company and its recipient of an issue, say.
@@ -245,57 +249,128 @@ pub async fn read_each(
     conn: &mut AnyConnection,
     statements: &[&str],
     params: &[&str],
-) -> sqlx::Result<Vec<Vec<AnyRow>>> {
-    let bound = || {
+) -> sqlx::Result<Vec<Option<AnyRow>>> {
+    if conn.backend_name().eq_ignore_ascii_case("postgresql") {
+        let sql = side_by_side(statements);
+        // Up to the highest parameter the statements name: PostgreSQL refuses values past
+        // the statement's own parameters.
+        let used = highest_param(&sql);
         let mut args = AnyArguments::default();
-        for p in params {
+        for p in params.iter().take(used) {
             args.add(*p).map_err(sqlx::Error::Encode)?;
         }
-        Ok::<_, sqlx::Error>(args)
-    };
-    if conn.backend_name().eq_ignore_ascii_case("postgresql") {
-        let mut out = Vec::with_capacity(statements.len());
-        for sql in statements {
-            // Up to the highest parameter the statement names: PostgreSQL refuses values
-            // past the statement's own parameters.
-            let used = highest_param(sql);
-            let mut args = AnyArguments::default();
-            for p in params.iter().take(used) {
-                args.add(*p).map_err(sqlx::Error::Encode)?;
-            }
-            out.push(
-                sqlx::query_with(AssertSqlSafe(sql.to_string()), args)
-                    .fetch_all(&mut *conn)
-                    .await?,
-            );
-        }
-        return Ok(out);
+        let row = sqlx::query_with(AssertSqlSafe(sql), args)
+            .fetch_one(&mut *conn)
+            .await?;
+        return split(row, statements.len());
     }
     let sql = statements.join(";\n");
-    let mut out: Vec<Vec<AnyRow>> = vec![Vec::new()];
+    let mut args = AnyArguments::default();
+    for p in params {
+        args.add(*p).map_err(sqlx::Error::Encode)?;
+    }
+    let mut out: Vec<Option<AnyRow>> = vec![None];
+    let mut ended = 0;
     // `fetch_many` is deprecated because only SQLite runs several statements of one query
     // string, which is exactly what is used here (as `Batch` does through `fetch_all`); it is
     // the one way to see where each statement's rows end.
     #[allow(deprecated)]
-    let mut results = sqlx::query_with(AssertSqlSafe(sql), bound()?).fetch_many(&mut *conn);
+    let mut results = sqlx::query_with(AssertSqlSafe(sql), args).fetch_many(&mut *conn);
     while let Some(item) = results.try_next().await? {
         match item {
             Either::Right(row) => {
-                if let Some(rows) = out.last_mut() {
-                    rows.push(row);
+                if let Some(first @ None) = out.last_mut() {
+                    *first = Some(row);
                 }
             }
             // The end of one statement's rows.
-            Either::Left(_) => out.push(Vec::new()),
+            Either::Left(_) => {
+                ended += 1;
+                out.push(None);
+            }
         }
     }
     out.truncate(statements.len());
-    if out.len() != statements.len() {
+    if ended < statements.len() {
         return Err(sqlx::Error::Protocol(format!(
-            "{} reads answered {} results",
+            "{} reads answered {ended} results",
             statements.len(),
-            out.len()
         )));
+    }
+    Ok(out)
+}
+
+/// The column that starts read `i`'s columns in [`side_by_side`]: true when it found a row.
+fn marker(i: usize) -> String {
+    format!("read_{i}_found")
+}
+
+/// One PostgreSQL statement answering one row: for each read, a marker column
+/// ([`marker`]), then the columns of the read's first row, or NULLs where it found none.
+fn side_by_side(statements: &[&str]) -> String {
+    let mut columns = Vec::with_capacity(statements.len());
+    let mut joins = String::new();
+    for (i, sql) in statements.iter().enumerate() {
+        columns.push(format!("r{i}.*"));
+        joins.push_str(&format!(
+            " LEFT JOIN LATERAL (SELECT TRUE AS {}, s.* FROM ({sql}) AS s LIMIT 1) AS r{i} ON TRUE",
+            marker(i)
+        ));
+    }
+    format!(
+        "SELECT {} FROM (SELECT 1) AS one{joins}",
+        columns.join(", ")
+    )
+}
+
+/// The row of [`side_by_side`] cut into one row for each of its `reads`: the columns from
+/// one read's marker to the next, without the marker, named as the read named them.
+fn split(row: AnyRow, reads: usize) -> sqlx::Result<Vec<Option<AnyRow>>> {
+    let AnyRow {
+        columns, values, ..
+    } = row;
+    let mut starts = Vec::with_capacity(reads + 1);
+    for i in 0..reads {
+        let name = marker(i);
+        let at = columns
+            .iter()
+            .position(|c| *c.name == *name)
+            .ok_or_else(|| sqlx::Error::ColumnNotFound(name))?;
+        starts.push(at);
+    }
+    starts.push(columns.len());
+    if starts.windows(2).any(|w| w[0] >= w[1]) {
+        return Err(sqlx::Error::Protocol(
+            "the reads' columns are not in order".into(),
+        ));
+    }
+    let mut out = Vec::with_capacity(reads);
+    let mut columns = columns.into_iter();
+    let mut values = values.into_iter();
+    for w in starts.windows(2) {
+        let width = w[1] - w[0];
+        let found = values.next().is_some_and(|v| !sqlx::Value::is_null(&v));
+        columns.next();
+        let part_columns: Vec<AnyColumn> = columns
+            .by_ref()
+            .take(width - 1)
+            .enumerate()
+            .map(|(ordinal, c)| AnyColumn { ordinal, ..c })
+            .collect();
+        let part_values: Vec<_> = values.by_ref().take(width - 1).collect();
+        if !found {
+            out.push(None);
+            continue;
+        }
+        let names: sqlx_core::HashMap<_, _> = part_columns
+            .iter()
+            .map(|c| (c.name.clone(), c.ordinal))
+            .collect();
+        out.push(Some(AnyRow {
+            column_names: std::sync::Arc::new(names),
+            columns: part_columns,
+            values: part_values,
+        }));
     }
     Ok(out)
 }
@@ -408,33 +483,32 @@ fn values_from(sql: &str, from: &str) -> Option<String> {
 }
 
 /// Shifts every `$n` of `sql` by `offset`; returns the text and the highest `n` seen.
+///
+/// Runs for every statement of every batch (an issue's is about 3 KB), so it copies the
+/// text between two `$` in one go.
 fn renumber(sql: &str, offset: usize) -> (String, usize) {
+    use std::fmt::Write;
     let mut out = String::with_capacity(sql.len() + 16);
     let mut highest = 0;
-    let mut chars = sql.char_indices().peekable();
-    while let Some((i, c)) = chars.next() {
-        if c != '$' {
-            out.push(c);
-            continue;
-        }
-        let start = i + 1;
-        let mut end = start;
-        while let Some(&(j, d)) = chars.peek() {
-            if !d.is_ascii_digit() {
-                break;
-            }
-            end = j + 1;
-            chars.next();
-        }
-        match sql[start..end].parse::<usize>() {
+    let mut rest = sql;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        let digits = after
+            .bytes()
+            .position(|b| !b.is_ascii_digit())
+            .unwrap_or(after.len());
+        match after[..digits].parse::<usize>() {
             Ok(n) => {
                 highest = highest.max(n);
-                out.push('$');
-                out.push_str(&(n + offset).to_string());
+                // Writing to a `String` cannot fail.
+                let _ = write!(out, "${}", n + offset);
             }
             Err(_) => out.push('$'),
         }
+        rest = &after[digits..];
     }
+    out.push_str(rest);
     (out, highest)
 }
 
@@ -471,6 +545,11 @@ mod tests {
             )
         );
         assert_eq!(renumber("SELECT 1", 4), ("SELECT 1".to_owned(), 0));
+        // A `$` without digits is kept as it is, and text after the last parameter too.
+        assert_eq!(
+            renumber("SELECT '$' || $1 || 'é$x', $2 AS b", 2),
+            ("SELECT '$' || $3 || 'é$x', $4 AS b".to_owned(), 2)
+        );
     }
 
     #[test]

@@ -130,7 +130,7 @@ pub async fn with_company(
         format!("SELECT {COLUMNS} FROM entities WHERE id = $2 AND (company_id = $1) IS TRUE");
     let answers =
         crate::batch::read_each(conn, &[&company, &entity], &[company_id.as_str(), id]).await?;
-    let first = |i: usize| answers.get(i).and_then(|rows| rows.first());
+    let first = |i: usize| answers.get(i).and_then(Option::as_ref);
     Ok((
         first(0)
             .map(crate::companies::CompanyRow::from_row)

@@ -636,7 +636,7 @@ pub async fn for_issue(
         &[company_id.as_str(), user_id, id.as_str()],
     )
     .await?;
-    let first = |i: usize| answers.get(i).and_then(|rows| rows.first());
+    let first = |i: usize| answers.get(i).and_then(Option::as_ref);
     Ok(ForIssue {
         invoice: first(0).map(InvoiceRow::from_row).transpose()?,
         company: first(1)

@@ -819,17 +819,18 @@ async fn loopback_postgres_is_reached_without_tls() {
 }
 
 // The reads before an issue, sent together: the invoice, its company and its recipient,
-// each read as alone; a missing invoice answers nothing for it and its recipient.
+// each read as alone (one statement on PostgreSQL, its row cut back into one row a read);
+// a missing invoice answers nothing for it and its recipient.
 both_engines!(reads_sent_together_answer_each_read, |t| {
     let answers = {
         let mut conn = t.db.pool().acquire().await.expect("connection");
         store::batch::read_each(
             &mut conn,
             &[
-                "SELECT $1 AS a",
+                "SELECT $1 AS a, CAST(NULL AS TEXT) AS absent",
                 "SELECT x FROM (SELECT 1 AS x UNION ALL SELECT 2) AS t WHERE $2 = $2 ORDER BY x",
                 "SELECT 1 AS unmatched WHERE $1 = 'no'",
-                "SELECT $3 AS c, $1 AS a",
+                "SELECT $3 AS c, $1 AS a, 7 AS n",
             ],
             &["one", "two", "three"],
         )
@@ -839,13 +840,35 @@ both_engines!(reads_sent_together_answer_each_read, |t| {
     let text = |row: &sqlx::any::AnyRow, column: &str| -> String {
         sqlx::Row::try_get(row, column).expect("a text column")
     };
+    let columns = |row: &sqlx::any::AnyRow| -> Vec<String> {
+        sqlx::Row::columns(row)
+            .iter()
+            .map(|c| sqlx::Column::name(c).to_owned())
+            .collect()
+    };
     assert_eq!(answers.len(), 4);
-    assert_eq!(answers[0].len(), 1);
-    assert_eq!(text(&answers[0][0], "a"), "one");
-    assert_eq!(answers[1].len(), 2, "every row of the second read");
-    assert!(answers[2].is_empty(), "no row for the third");
-    assert_eq!(text(&answers[3][0], "c"), "three");
-    assert_eq!(text(&answers[3][0], "a"), "one");
+    let first = answers[0].as_ref().expect("the first read's row");
+    assert_eq!(text(first, "a"), "one");
+    assert_eq!(
+        columns(first),
+        ["a", "absent"],
+        "only the read's own columns"
+    );
+    let absent: Option<String> = sqlx::Row::try_get(first, "absent").expect("a NULL");
+    assert_eq!(absent, None, "a NULL column of a row that was found");
+    let second = answers[1].as_ref().expect("the second read's row");
+    let x: i64 = sqlx::Row::try_get(second, "x").expect("x");
+    assert_eq!(x, 1, "the first of its rows");
+    assert!(answers[2].is_none(), "no row for the third");
+    let fourth = answers[3].as_ref().expect("the fourth read's row");
+    assert_eq!(text(fourth, "c"), "three");
+    assert_eq!(
+        text(fourth, "a"),
+        "one",
+        "its own `a`, not the first read's"
+    );
+    let n: i64 = sqlx::Row::try_get(fourth, 2).expect("a column by its position");
+    assert_eq!(n, 7);
 
     let company = t.company().await;
     let mut conn = t.db.pool().acquire().await.expect("connection");
