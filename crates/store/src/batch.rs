@@ -255,20 +255,14 @@ pub async fn read_each(
         // Up to the highest parameter the statements name: PostgreSQL refuses values past
         // the statement's own parameters.
         let used = highest_param(&sql);
-        let mut args = AnyArguments::default();
-        for p in params.iter().take(used) {
-            args.add(*p).map_err(sqlx::Error::Encode)?;
-        }
+        let args = texts(params.iter().take(used))?;
         let row = sqlx::query_with(AssertSqlSafe(sql), args)
             .fetch_one(&mut *conn)
             .await?;
         return split(row, statements.len());
     }
     let sql = statements.join(";\n");
-    let mut args = AnyArguments::default();
-    for p in params {
-        args.add(*p).map_err(sqlx::Error::Encode)?;
-    }
+    let args = texts(params)?;
     let mut out: Vec<Option<AnyRow>> = vec![None];
     let mut ended = 0;
     // `fetch_many` is deprecated because only SQLite runs several statements of one query
@@ -298,6 +292,15 @@ pub async fn read_each(
         )));
     }
     Ok(out)
+}
+
+/// The texts bound, in order, as a statement's parameters.
+fn texts<'a>(params: impl IntoIterator<Item = &'a &'a str>) -> sqlx::Result<AnyArguments> {
+    let mut args = AnyArguments::default();
+    for p in params {
+        args.add(*p).map_err(sqlx::Error::Encode)?;
+    }
+    Ok(args)
 }
 
 /// The column that starts read `i`'s columns in [`side_by_side`]: true when it found a row.
