@@ -102,16 +102,23 @@ pub fn decode(text: &str, frame: Frame) -> Result<Invoice, DecodeError> {
             Versioned::V1(doc) => *doc,
         },
     };
-    doc.payment.remittance.clone_from(&frame.number);
-    doc.id = frame.id;
-    doc.number = frame.number;
-    doc.yearly_number = frame.yearly_number;
-    doc.year = frame.year;
-    doc.issued_at = frame.issued_at;
+    doc.set_frame(frame);
     Ok(doc)
 }
 
 impl Invoice {
+    /// Fills in the part of the document its row keeps outside the stored JSON, as
+    /// [`decode`] does: a document just encoded for a row and then framed by it equals the
+    /// one decoded from that row.
+    pub fn set_frame(&mut self, frame: Frame) {
+        self.payment.remittance.clone_from(&frame.number);
+        self.id = frame.id;
+        self.number = frame.number;
+        self.yearly_number = frame.yearly_number;
+        self.year = frame.year;
+        self.issued_at = frame.issued_at;
+    }
+
     /// The part of the document its row keeps outside the stored JSON.
     pub fn frame(&self) -> Frame {
         Frame {

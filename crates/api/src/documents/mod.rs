@@ -41,19 +41,25 @@ pub fn of_row(row: &InvoiceRow) -> AppResult<Invoice> {
             row.id
         ))
     })?;
+    document::stored::decode(text, frame(row)?)
+        .map_err(|e| corrupt(format!("invoice {}", row.id), e))
+}
+
+/// What an issued row keeps of its document outside the document's JSON (its id, number
+/// and issue time).
+pub(crate) fn frame(row: &InvoiceRow) -> AppResult<Frame> {
     // What issuing stored beside the document: an issued row without it is corrupt, never
     // an invoice numbered 0 of 1970.
     let issued = row
         .issued()
         .map_err(|e| corrupt(format!("invoice {}", row.id), e))?;
-    let frame = Frame {
+    Ok(Frame {
         id: row.id.clone(),
         number: issued.reference.to_owned(),
         yearly_number: issued.number,
         year: issued.year,
         issued_at: issued.issued_at,
-    };
-    document::stored::decode(text, frame).map_err(|e| corrupt(format!("invoice {}", row.id), e))
+    })
 }
 
 /// BG-3 of a corrective invoice: the corrected invoice as issued, and the reason (R1 when

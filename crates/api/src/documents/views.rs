@@ -70,7 +70,13 @@ fn draft(r: InvoiceRow, lang: &str, now: i64) -> AppResult<Invoice> {
 }
 
 fn issued(r: InvoiceRow, lang: &str, now: i64) -> AppResult<Invoice> {
-    let mut doc = super::of_row(&r)?;
+    let doc = super::of_row(&r)?;
+    issued_with(r, doc, lang, now)
+}
+
+/// The API view of an issued invoice whose document is at hand: `doc` must be `r`'s (what
+/// [`super::of_row`] decodes from it), as a just-issued invoice's is.
+pub fn issued_with(r: InvoiceRow, mut doc: Doc, lang: &str, now: i64) -> AppResult<Invoice> {
     let placeholders = std::mem::take(&mut doc.presentation.placeholders)
         .into_iter()
         .map(|p| PlaceholderValue {

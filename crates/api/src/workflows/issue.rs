@@ -31,7 +31,7 @@ pub async fn issue(
     company_id: &store::CompanyId,
     user_id: &str,
     id: &str,
-) -> AppResult<store::invoices::InvoiceRow> {
+) -> AppResult<Issued> {
     let read = {
         let mut db = svc.db.acquire().await?;
         // The draft, the company and the recipient in one read.
@@ -225,7 +225,7 @@ pub async fn issue_draft(
     row: store::invoices::InvoiceRow,
 ) -> AppResult<store::invoices::InvoiceRow> {
     let prepared = prepare(conn, svc, company, recipient, row).await?;
-    commit(conn, svc, prepared).await
+    Ok(commit(conn, svc, prepared).await?.row)
 }
 
 /// An invoice decided and ready to store: everything but its number.
@@ -389,6 +389,14 @@ pub async fn decide(svc: Services<'_>, read: Read) -> AppResult<Prepared> {
     })
 }
 
+/// A just-issued invoice: its row as stored and its document, framed by that row (the value
+/// [`crate::documents::of_row`] would decode from it), so that answering the issue does not
+/// decode what it has just encoded.
+pub struct Issued {
+    pub row: store::invoices::InvoiceRow,
+    pub doc: document::Invoice,
+}
+
 /// Takes the next number and stores the prepared invoice, inside the caller's transaction;
 /// for Spanish issuers also chains its VERI*FACTU record. The draft must still be the one
 /// prepared: if it was issued or changed meanwhile, nothing is issued and the error says why.
@@ -396,7 +404,7 @@ pub async fn commit(
     tx: &mut impl store::Writing,
     svc: Services<'_>,
     prepared: Prepared,
-) -> AppResult<store::invoices::InvoiceRow> {
+) -> AppResult<Issued> {
     let Prepared {
         company,
         mut row,
@@ -409,14 +417,9 @@ pub async fn commit(
     else {
         return Err(lost_draft(tx.conn().await?, &company.id, &row.id).await);
     };
-    // The number the store just gave; a row it answers without one is a store defect.
-    let issued = row
-        .issued()
-        .map_err(|e| documents::corrupt(format!("invoice {}", row.id), e))?;
-    doc.number = issued.reference.to_owned();
-    doc.payment.remittance.clone_from(&doc.number);
-    doc.yearly_number = issued.number;
-    doc.year = issued.year;
+    // The number the store just gave (a row it answers without one is a store defect), and
+    // the rest of the row's part of the document, as decoding the row would fill them in.
+    doc.set_frame(documents::frame(&row)?);
     if company.is_spanish() {
         crate::aeat::register_issue(tx.conn().await?, svc.aeat_mode, &company, &doc, now).await?;
     }
@@ -424,7 +427,7 @@ pub async fn commit(
         store::invoice_events::invoice_data(&row)
     })
     .await?;
-    Ok(row)
+    Ok(Issued { row, doc })
 }
 
 /// The recipient's template, if it has one.

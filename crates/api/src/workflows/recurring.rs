@@ -502,7 +502,7 @@ async fn issue_and_send(
         let prepared = super::issue::decide(svc, read).await?;
         // Its `BEGIN` goes with the issue's batch.
         let mut tx = svc.db.begin_write_deferred().await?;
-        let issued = super::issue::commit(&mut tx, svc, prepared).await?;
+        let issued = super::issue::commit(&mut tx, svc, prepared).await?.row;
         tx.commit().await?;
         AppResult::Ok(issued)
     }

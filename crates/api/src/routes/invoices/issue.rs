@@ -7,7 +7,7 @@ use axum::{
 };
 use serde::{Deserialize, Serialize};
 
-use super::{model::Invoice, view};
+use super::model::Invoice;
 use crate::{
     AppState,
     auth::Caller,
@@ -38,7 +38,12 @@ pub async fn issue_invoice(
         &id,
     )
     .await?;
-    let issued = view(issued, caller.language, &state)?;
+    let issued = crate::documents::views::issued_with(
+        issued.row,
+        issued.doc,
+        caller.language,
+        state.now().timestamp_micros(),
+    )?;
     tx.done().await?;
     Ok(Json(issued))
 }

@@ -99,6 +99,14 @@ db_test!(draft_then_issue, |app| {
         ["city", "country", "lines", "state", "zipcode"]
     );
     assert!(issued["issuer"]["type"].is_string() && issued["recipient"]["createdAt"].is_string());
+    // The answer is made from the document just stored, not read back: it must say exactly
+    // what reading the invoice says.
+    let stored = app
+        .get(&format!("/v1/invoices/{id}"), As::Human(&app.a))
+        .await
+        .expect(200)
+        .json();
+    assert_eq!(issued, stored);
 
     // Issued invoices are immutable and numbered once.
     for (method, body) in [
