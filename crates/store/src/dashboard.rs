@@ -1,14 +1,20 @@
 //! Aggregates for the dashboard, never summing across currencies.
 //!
-//! The figures over all issued invoices come from rollup tables (migration
-//! `0010_dashboard_rollups.sql`) kept in step in the transaction that changes them:
-//! [`record_issue`] when an invoice (ordinary or corrective) is issued, and
-//! [`record_payment`] when a payment is recorded or deleted. So a dashboard reads a few
-//! hundred rows per company however many invoices it has: revenue per currency and UTC
-//! day, per customer and currency, each customer's first invoice, counts by kind and
-//! payment state, and unpaid invoices per due day (overdue is the days before today plus
-//! a live count of today's). Drafts stay a live count over an index. [`rebuild`]
-//! recomputes a company's rollups from its invoices.
+//! The figures over all issued invoices come from rollup tables (migrations
+//! `0010_dashboard_rollups.sql` and `0027_fewer_rollup_rows.sql`) kept in step in the
+//! transaction that changes them: [`record_issue`] when an invoice (ordinary or
+//! corrective) is issued, and [`record_payment`] when a payment is recorded or deleted. So
+//! a dashboard reads a few hundred rows per company however many invoices it has: per
+//! currency and UTC day of issue the revenue and the counts by kind and payment state, per
+//! customer and currency the revenue, the number of invoices and the first ordinary one,
+//! and unpaid invoices per due day (overdue is the days before today plus a live count of
+//! today's). Drafts stay a live count over an index. [`rebuild`] recomputes a company's
+//! rollups from its invoices.
+//!
+//! An issue writes three rollup rows (its day, its customer and, when unpaid with a due
+//! date, its due day), each a row it would write anyway: the counts live in the day's row
+//! and the first invoice in the customer's, rather than in rows of their own, so issuing
+//! writes two rows, two index entries and two statements fewer.
 //!
 //! `SUM` of a `BIGINT` is `NUMERIC` on PostgreSQL, which the `Any` driver
 //! cannot carry: every sum is cast back to `BIGINT`.
@@ -169,7 +175,8 @@ pub async fn customer_stats(
 ) -> sqlx::Result<(i64, i64)> {
     sqlx::query_as(
         "SELECT COUNT(*), CAST(COALESCE(SUM(CASE WHEN first_issued >= $2 AND first_issued < $3 THEN 1 ELSE 0 END), 0) AS BIGINT) \
-         FROM dashboard_customer_firsts WHERE company_id = $1",
+         FROM (SELECT MIN(first_issued) AS first_issued FROM dashboard_customer_revenue \
+         WHERE company_id = $1 AND first_issued IS NOT NULL GROUP BY recipient_id) AS firsts",
     )
     .bind(company_id)
     .bind(from)
@@ -197,7 +204,7 @@ pub struct CountsRow {
 /// Drafts are counted over `invoices_company_status`; overdue invoices are those of
 /// `dashboard_unpaid_due` due before today plus today's counted over the partial index
 /// `invoices_unpaid_due` (its condition is repeated word for word so both engines use
-/// it); the rest is read from `dashboard_counts`.
+/// it); the rest is summed over the company's days in `dashboard_daily_revenue`.
 pub async fn invoice_counts(
     conn: &mut AnyConnection,
     company_id: &crate::CompanyId,
@@ -239,13 +246,15 @@ pub async fn invoice_counts(
     .bind(now)
     .fetch_one(&mut *conn)
     .await?;
-    let counts: Option<(i64, i64, i64, i64, i64)> = sqlx::query_as(
-        "SELECT issued, paid, partially_paid, corrected, corrective FROM dashboard_counts WHERE company_id = $1",
-    )
-    .bind(company_id)
-    .fetch_optional(conn)
-    .await?;
-    let (issued, paid, partly_paid, corrected, corrective) = counts.unwrap_or_default();
+    let (issued, paid, partly_paid, corrected, corrective): (i64, i64, i64, i64, i64) =
+        sqlx::query_as(
+            "SELECT CAST(COALESCE(SUM(issued), 0) AS BIGINT), CAST(COALESCE(SUM(paid), 0) AS BIGINT), \
+             CAST(COALESCE(SUM(partially_paid), 0) AS BIGINT), CAST(COALESCE(SUM(corrected), 0) AS BIGINT), \
+             CAST(COALESCE(SUM(corrective), 0) AS BIGINT) FROM dashboard_daily_revenue WHERE company_id = $1",
+        )
+        .bind(company_id)
+        .fetch_one(conn)
+        .await?;
     let partially_paid = partly_paid - partly_paid_overdue;
     let unpaid = (issued - paid - partially_paid - overdue).max(0);
     Ok(CountsRow {
@@ -292,7 +301,7 @@ fn push_unpaid_due(batch: &mut Batch, company_id: &crate::CompanyId, due_date: i
 }
 
 /// Changes to a company's counts; each field is added to the stored one.
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 struct CountsDelta {
     issued: i64,
     corrective: i64,
@@ -301,37 +310,32 @@ struct CountsDelta {
     corrected: i64,
 }
 
-/// Adds to a company's counts, creating its row on first use.
-async fn add_counts(
-    conn: &mut AnyConnection,
+/// Adds `net_total` and the counts `d` to the row of a currency and UTC day of issue,
+/// creating it on first use.
+fn push_day(
+    batch: &mut Batch,
     company_id: &crate::CompanyId,
-    delta: CountsDelta,
-) -> sqlx::Result<()> {
-    let mut batch = Batch::new();
-    push_counts(&mut batch, company_id, delta);
-    batch.execute(conn).await
-}
-
-fn push_counts(batch: &mut Batch, company_id: &crate::CompanyId, d: CountsDelta) {
-    if d.issued == 0
-        && d.corrective == 0
-        && d.paid == 0
-        && d.partially_paid == 0
-        && d.corrected == 0
-    {
-        return;
-    }
+    currency_code: &str,
+    day: i64,
+    net_total: i64,
+    d: CountsDelta,
+) {
     batch
         .push(
-            "INSERT INTO dashboard_counts (company_id, issued, corrective, paid, partially_paid, corrected) \
-             VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (company_id) DO UPDATE SET \
-             issued = dashboard_counts.issued + excluded.issued, \
-             corrective = dashboard_counts.corrective + excluded.corrective, \
-             paid = dashboard_counts.paid + excluded.paid, \
-             partially_paid = dashboard_counts.partially_paid + excluded.partially_paid, \
-             corrected = dashboard_counts.corrected + excluded.corrected",
+            "INSERT INTO dashboard_daily_revenue (company_id, currency_code, day, net_total, \
+             issued, corrective, paid, partially_paid, corrected) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (company_id, currency_code, day) \
+             DO UPDATE SET net_total = dashboard_daily_revenue.net_total + excluded.net_total, \
+             issued = dashboard_daily_revenue.issued + excluded.issued, \
+             corrective = dashboard_daily_revenue.corrective + excluded.corrective, \
+             paid = dashboard_daily_revenue.paid + excluded.paid, \
+             partially_paid = dashboard_daily_revenue.partially_paid + excluded.partially_paid, \
+             corrected = dashboard_daily_revenue.corrected + excluded.corrected",
         )
         .bind(company_id)
+        .bind(currency_code)
+        .bind(day)
+        .bind(net_total)
         .bind(d.issued)
         .bind(d.corrective)
         .bind(d.paid)
@@ -366,33 +370,21 @@ pub async fn push_issue(
         return Ok(());
     };
     let company_id = &row.company_id;
-    batch
-        .push(
-            "INSERT INTO dashboard_daily_revenue (company_id, currency_code, day, net_total) VALUES ($1, $2, $3, $4) \
-             ON CONFLICT (company_id, currency_code, day) \
-             DO UPDATE SET net_total = dashboard_daily_revenue.net_total + excluded.net_total",
-        )
-        .bind(company_id)
-        .bind(row.currency_code.as_str())
-        .bind(issued_at / DAY)
-        .bind(row.net_total);
-    batch
-        .push(
-            "INSERT INTO dashboard_customer_revenue (company_id, currency_code, recipient_id, net_total, invoice_count) \
-             VALUES ($1, $2, $3, $4, 1) ON CONFLICT (company_id, currency_code, recipient_id) \
-             DO UPDATE SET net_total = dashboard_customer_revenue.net_total + excluded.net_total, \
-             invoice_count = dashboard_customer_revenue.invoice_count + 1",
-        )
-        .bind(company_id)
-        .bind(row.currency_code.as_str())
-        .bind(row.recipient_id.as_str())
-        .bind(row.net_total);
-    if row.series == crate::kinds::Series::Corrective {
+    let ordinary = row.series == crate::kinds::Series::Invoice;
+    let counts = if ordinary {
+        let (paid, partially_paid) = payment_state(row.total, row.paid_minor);
+        CountsDelta {
+            issued: 1,
+            paid,
+            partially_paid,
+            ..CountsDelta::default()
+        }
+    } else {
         // An ordinary invoice counts as corrected from its first issued corrective invoice.
         let mut corrected = 0;
         if let Some(original) = &row.corrected_invoice_id {
             let conn = tx.conn().await?;
-            let ordinary: i64 = sqlx::query_scalar(
+            let issued_original: i64 = sqlx::query_scalar(
                 "SELECT COUNT(*) FROM invoices WHERE id = $1 AND status = 'issued' AND series = 'invoice'",
             )
             .bind(original)
@@ -405,45 +397,48 @@ pub async fn push_issue(
             .bind(&row.id)
             .fetch_one(&mut *conn)
             .await?;
-            corrected = i64::from(ordinary > 0 && earlier == 0);
+            corrected = i64::from(issued_original > 0 && earlier == 0);
         }
-        push_counts(
-            batch,
-            company_id,
-            CountsDelta {
-                corrective: 1,
-                corrected,
-                ..CountsDelta::default()
-            },
-        );
-        return Ok(());
-    }
+        CountsDelta {
+            corrective: 1,
+            corrected,
+            ..CountsDelta::default()
+        }
+    };
+    push_day(
+        batch,
+        company_id,
+        row.currency_code.as_str(),
+        issued_at / DAY,
+        row.net_total,
+        counts,
+    );
+    // The customer's revenue and count, and (ordinary invoices only) when they were first
+    // issued one: the earliest of the stored and this one, a corrective invoice's NULL
+    // keeping the stored.
     batch
         .push(
-            "INSERT INTO dashboard_customer_firsts (company_id, recipient_id, first_issued) VALUES ($1, $2, $3) \
-             ON CONFLICT (company_id, recipient_id) DO UPDATE SET first_issued = CASE \
-             WHEN excluded.first_issued < dashboard_customer_firsts.first_issued THEN excluded.first_issued \
-             ELSE dashboard_customer_firsts.first_issued END",
+            "INSERT INTO dashboard_customer_revenue (company_id, currency_code, recipient_id, net_total, \
+             invoice_count, first_issued) VALUES ($1, $2, $3, $4, 1, $5) \
+             ON CONFLICT (company_id, currency_code, recipient_id) \
+             DO UPDATE SET net_total = dashboard_customer_revenue.net_total + excluded.net_total, \
+             invoice_count = dashboard_customer_revenue.invoice_count + 1, \
+             first_issued = CASE WHEN dashboard_customer_revenue.first_issued IS NULL \
+             OR excluded.first_issued < dashboard_customer_revenue.first_issued \
+             THEN COALESCE(excluded.first_issued, dashboard_customer_revenue.first_issued) \
+             ELSE dashboard_customer_revenue.first_issued END",
         )
         .bind(company_id)
+        .bind(row.currency_code.as_str())
         .bind(row.recipient_id.as_str())
-        .bind(issued_at);
-    if let Some(due_date) = row.due_date
+        .bind(row.net_total)
+        .bind(ordinary.then_some(issued_at));
+    if ordinary
+        && let Some(due_date) = row.due_date
         && row.paid_minor < row.total
     {
         push_unpaid_due(batch, company_id, due_date, 1);
     }
-    let (paid, partially_paid) = payment_state(row.total, row.paid_minor);
-    push_counts(
-        batch,
-        company_id,
-        CountsDelta {
-            issued: 1,
-            paid,
-            partially_paid,
-            ..CountsDelta::default()
-        },
-    );
     Ok(())
 }
 
@@ -456,16 +451,16 @@ pub async fn record_payment(
     invoice_id: &str,
     delta: i64,
 ) -> sqlx::Result<()> {
-    let invoice: Option<(i64, i64, Option<i64>)> = sqlx::query_as(
+    let invoice: Option<(i64, i64, Option<i64>, String, i64)> = sqlx::query_as(
         // By the primary key alone (see `crate::by_id`).
-        "SELECT total, paid_minor, due_date FROM invoices WHERE id = $2 \
+        "SELECT total, paid_minor, due_date, currency_code, issued_at FROM invoices WHERE id = $2 \
          AND (company_id = $1 AND status = 'issued' AND series = 'invoice') IS TRUE",
     )
     .bind(company_id)
     .bind(invoice_id)
     .fetch_optional(&mut *conn)
     .await?;
-    let Some((total, paid_minor, due_date)) = invoice else {
+    let Some((total, paid_minor, due_date, currency_code, issued_at)) = invoice else {
         return Ok(());
     };
     if let Some(due_date) = due_date {
@@ -477,17 +472,56 @@ pub async fn record_payment(
     }
     let before = payment_state(total, paid_minor - delta);
     let after = payment_state(total, paid_minor);
-    add_counts(
-        conn,
+    let counts = CountsDelta {
+        paid: after.0 - before.0,
+        partially_paid: after.1 - before.1,
+        ..CountsDelta::default()
+    };
+    if counts == CountsDelta::default() {
+        return Ok(());
+    }
+    // On the row of the invoice's day of issue, which its issue wrote.
+    let mut batch = Batch::new();
+    push_day(
+        &mut batch,
         company_id,
-        CountsDelta {
-            paid: after.0 - before.0,
-            partially_paid: after.1 - before.1,
-            ..CountsDelta::default()
-        },
-    )
-    .await
+        &currency_code,
+        issued_at / DAY,
+        0,
+        counts,
+    );
+    batch.execute(conn).await
 }
+
+/// A company's (`$1`) rows of `dashboard_daily_revenue` from its invoices. The counts are
+/// only ever read summed over all of a company's days, so a corrected invoice counts on
+/// its own day here and on its first corrective invoice's day when issued.
+const ROLLUP_DAYS: &str = "INSERT INTO dashboard_daily_revenue (company_id, currency_code, day, net_total, \
+     issued, corrective, paid, partially_paid, corrected) \
+     SELECT company_id, currency_code, issued_at / 86400000000, SUM(net_total), \
+     SUM(CASE WHEN series = 'invoice' THEN 1 ELSE 0 END), \
+     SUM(CASE WHEN series = 'corrective' THEN 1 ELSE 0 END), \
+     SUM(CASE WHEN series = 'invoice' AND paid_minor >= total THEN 1 ELSE 0 END), \
+     SUM(CASE WHEN series = 'invoice' AND paid_minor > 0 AND paid_minor < total THEN 1 ELSE 0 END), \
+     SUM(CASE WHEN series = 'invoice' AND EXISTS (SELECT 1 FROM invoices c \
+         WHERE c.corrected_invoice_id = i.id AND c.status = 'issued') THEN 1 ELSE 0 END) \
+     FROM invoices i WHERE company_id = $1 AND status = 'issued' \
+     GROUP BY company_id, currency_code, issued_at / 86400000000";
+
+/// A company's rows of `dashboard_customer_revenue` from its invoices.
+const ROLLUP_CUSTOMERS: &str = "INSERT INTO dashboard_customer_revenue (company_id, currency_code, recipient_id, \
+     net_total, invoice_count, first_issued) \
+     SELECT company_id, currency_code, recipient_id, SUM(net_total), COUNT(*), \
+     MIN(CASE WHEN series = 'invoice' THEN issued_at END) \
+     FROM invoices WHERE company_id = $1 AND status = 'issued' \
+     GROUP BY company_id, currency_code, recipient_id";
+
+/// A company's rows of `dashboard_unpaid_due` from its invoices.
+const ROLLUP_UNPAID_DUE: &str = "INSERT INTO dashboard_unpaid_due (company_id, day, invoices) \
+     SELECT company_id, due_date / 86400000000, COUNT(*) \
+     FROM invoices WHERE company_id = $1 AND status = 'issued' AND series = 'invoice' \
+     AND paid_minor < total AND due_date IS NOT NULL \
+     GROUP BY company_id, due_date / 86400000000";
 
 /// Recomputes a company's rollups from its invoices (what the migration does for every
 /// company): for data written without going through [`record_issue`], such as the
@@ -496,9 +530,7 @@ pub async fn rebuild(conn: &mut AnyConnection, company_id: &crate::CompanyId) ->
     for table in [
         "dashboard_daily_revenue",
         "dashboard_customer_revenue",
-        "dashboard_customer_firsts",
         "dashboard_unpaid_due",
-        "dashboard_counts",
     ] {
         sqlx::query(sqlx::AssertSqlSafe(format!(
             "DELETE FROM {table} WHERE company_id = $1"
@@ -507,34 +539,7 @@ pub async fn rebuild(conn: &mut AnyConnection, company_id: &crate::CompanyId) ->
         .execute(&mut *conn)
         .await?;
     }
-    let statements = [
-        "INSERT INTO dashboard_daily_revenue (company_id, currency_code, day, net_total) \
-         SELECT company_id, currency_code, issued_at / 86400000000, SUM(net_total) \
-         FROM invoices WHERE company_id = $1 AND status = 'issued' \
-         GROUP BY company_id, currency_code, issued_at / 86400000000",
-        "INSERT INTO dashboard_customer_revenue (company_id, currency_code, recipient_id, net_total, invoice_count) \
-         SELECT company_id, currency_code, recipient_id, SUM(net_total), COUNT(*) \
-         FROM invoices WHERE company_id = $1 AND status = 'issued' \
-         GROUP BY company_id, currency_code, recipient_id",
-        "INSERT INTO dashboard_customer_firsts (company_id, recipient_id, first_issued) \
-         SELECT company_id, recipient_id, MIN(issued_at) \
-         FROM invoices WHERE company_id = $1 AND status = 'issued' AND series = 'invoice' \
-         GROUP BY company_id, recipient_id",
-        "INSERT INTO dashboard_unpaid_due (company_id, day, invoices) \
-         SELECT company_id, due_date / 86400000000, COUNT(*) \
-         FROM invoices WHERE company_id = $1 AND status = 'issued' AND series = 'invoice' \
-         AND paid_minor < total AND due_date IS NOT NULL \
-         GROUP BY company_id, due_date / 86400000000",
-        "INSERT INTO dashboard_counts (company_id, issued, corrective, paid, partially_paid, corrected) \
-         SELECT company_id, \
-         SUM(CASE WHEN series = 'invoice' THEN 1 ELSE 0 END), \
-         SUM(CASE WHEN series = 'corrective' THEN 1 ELSE 0 END), \
-         SUM(CASE WHEN series = 'invoice' AND paid_minor >= total THEN 1 ELSE 0 END), \
-         SUM(CASE WHEN series = 'invoice' AND paid_minor > 0 AND paid_minor < total THEN 1 ELSE 0 END), \
-         SUM(CASE WHEN series = 'invoice' AND EXISTS (SELECT 1 FROM invoices c \
-             WHERE c.corrected_invoice_id = i.id AND c.status = 'issued') THEN 1 ELSE 0 END) \
-         FROM invoices i WHERE company_id = $1 AND status = 'issued' GROUP BY company_id",
-    ];
+    let statements = [ROLLUP_DAYS, ROLLUP_CUSTOMERS, ROLLUP_UNPAID_DUE];
     for sql in statements {
         sqlx::query(sql)
             .bind(company_id)

@@ -407,6 +407,128 @@ both_engines!(nothing_to_pay_is_paid_in_counts_kept_before_it, upto Some(23), |t
     );
 });
 
+// Migration 0027 on a database the release before kept rollups for: the counts move into
+// the day rows and the first invoices into the customer rows, made again from the
+// invoices, and the dashboard then reads what a rebuild makes: counts by payment state and
+// correction, each customer counted once over currencies, first invoices by ordinary
+// invoices only.
+both_engines!(counts_and_first_invoices_move_into_the_rows_issuing_writes, upto Some(26), |t| {
+    let company = t.company().await;
+    let mut conn = t.db.pool().acquire().await.expect("connection");
+    customer(&mut conn, &company).await;
+    let day = store::dashboard::DAY;
+    // (id, series, currency, issued day, total, paid, due day, the invoice it corrects)
+    let invoices = [
+        ("paid", "invoice", "EUR", 10, 1000, 1000, Some(20), None),
+        ("part", "invoice", "EUR", 10, 500, 100, Some(11), None),
+        ("owed", "invoice", "USD", 12, 700, 0, Some(13), None),
+        // Corrects `paid`: its customer's first ordinary invoice stays day 10.
+        ("fix1", "corrective", "EUR", 5, -1000, 0, None, Some("paid")),
+        ("fix2", "corrective", "EUR", 14, -1000, 0, None, Some("paid")),
+    ];
+    for (number, (id, series, currency, issued, total, paid, due, corrects)) in
+        (1_i64..).zip(invoices)
+    {
+        sqlx::query(
+            "INSERT INTO invoices (id, company_id, recipient_id, series, status, origin, supply_type, \
+             currency_code, invoice_number, invoice_year, reference, issued_at, net_total, tax_total, \
+             withholding_total, total, line_count, lines_json, created_at, paid_minor, due_date, \
+             corrected_invoice_id) \
+             VALUES ($1, $2, 'customer', $3, 'issued', 'api', 'services', $4, $5, 2026, $1, $6, \
+             $7, 0, 0, $7, 1, '[]', 0, $8, $9, $10)",
+        )
+        .bind(id)
+        .bind(&company)
+        .bind(series)
+        .bind(currency)
+        .bind(number)
+        .bind(issued * day + 1)
+        .bind(total)
+        .bind(paid)
+        .bind(due.map(|d| d * day))
+        .bind(corrects)
+        .execute(&mut *conn)
+        .await
+        .expect("an issued invoice");
+    }
+    // What the release before kept, stale on purpose: the migration makes the rows again
+    // from the invoices rather than trusting them.
+    for sql in [
+        "INSERT INTO dashboard_daily_revenue (company_id, currency_code, day, net_total) VALUES ($1, 'EUR', 1, 42)",
+        "INSERT INTO dashboard_customer_revenue (company_id, currency_code, recipient_id, net_total, invoice_count) \
+         VALUES ($1, 'EUR', 'customer', 42, 9)",
+        "INSERT INTO dashboard_customer_firsts (company_id, recipient_id, first_issued) VALUES ($1, 'customer', 1)",
+        "INSERT INTO dashboard_counts (company_id, issued, corrective, paid, partially_paid, corrected) \
+         VALUES ($1, 9, 9, 9, 9, 9)",
+        // Kept as it is (the unpaid invoices' due days, right).
+        "INSERT INTO dashboard_unpaid_due (company_id, day, invoices) VALUES ($1, 11, 1), ($1, 13, 1)",
+    ] {
+        sqlx::query(sql)
+            .bind(&company)
+            .execute(&mut *conn)
+            .await
+            .expect("a rollup row of the release before");
+    }
+    drop(conn);
+
+    t.db.migrate().await.expect("migrate to this release");
+    let mut conn = t.db.pool().acquire().await.expect("connection");
+    let now = 16 * day;
+    let dashboard = |counts: store::dashboard::CountsRow, customers: (i64, i64), eur, revenue| {
+        format!("{counts:?} customers {customers:?} top {eur:?} revenue {revenue:?}")
+    };
+    let read = async |conn: &mut sqlx::AnyConnection| {
+        let counts = store::dashboard::invoice_counts(conn, &company, now)
+            .await
+            .expect("counts");
+        // The customer's first ordinary invoice is on day 10, not the corrective one's 5.
+        let customers = store::dashboard::customer_stats(conn, &company, 10 * day, 11 * day)
+            .await
+            .expect("customers");
+        let eur = store::dashboard::top_customers(conn, &company, "EUR", 5)
+            .await
+            .expect("top customers")
+            .into_iter()
+            .map(|c| (c.revenue, c.invoice_count))
+            .collect::<Vec<_>>();
+        let revenue = store::dashboard::revenue_by_currency(conn, &company, None, None)
+            .await
+            .expect("revenue");
+        (counts, customers, eur, revenue)
+    };
+    let (counts, customers, eur, revenue) = read(&mut conn).await;
+    assert_eq!(
+        (
+            counts.issued,
+            counts.paid,
+            counts.partially_paid,
+            counts.overdue,
+            counts.unpaid,
+            counts.corrected,
+            counts.corrective
+        ),
+        (3, 1, 0, 2, 0, 1, 2),
+        "three ordinary invoices: one paid, one partly paid past its due day and one unpaid \
+         past it (both overdue), one corrected twice: {counts:?}"
+    );
+    assert_eq!(customers, (1, 1), "one customer, first invoiced on day 10");
+    assert_eq!(eur, [(1000 + 500 - 2000, 4)]);
+    assert_eq!(
+        revenue,
+        [("EUR".to_owned(), -500), ("USD".to_owned(), 700)]
+    );
+    let migrated = dashboard(counts, customers, eur, revenue);
+    store::dashboard::rebuild(&mut conn, &company)
+        .await
+        .expect("rebuild");
+    let (counts, customers, eur, revenue) = read(&mut conn).await;
+    assert_eq!(
+        migrated,
+        dashboard(counts, customers, eur, revenue),
+        "the migrated rollups are what a rebuild from the invoices makes"
+    );
+});
+
 // Migration 0025: the indexes over an invoice's number, the invoice it corrects, the schedule
 // that made it and its issue time hold only the rows their statements read (a draft writes
 // none of them), and those statements still walk them. Numbers stay unique per company,

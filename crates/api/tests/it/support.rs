@@ -381,8 +381,6 @@ impl TestApp {
             "web_sign_in_attempts",
             "dashboard_daily_revenue",
             "dashboard_customer_revenue",
-            "dashboard_customer_firsts",
-            "dashboard_counts",
             "dashboard_unpaid_due",
             "webhook_endpoints",
             "webhook_deliveries",

@@ -119,6 +119,18 @@ db_test!(dashboard_matches_hand_computed_figures, |app| {
     assert_eq!(d["points_balance_minor"], 500);
     assert_eq!(d["points_currency"], "EUR");
     assert!(d["subscription_tier"].is_null());
+    // The rollups issuing wrote are what a rebuild from the invoices makes.
+    let mut tx = app.db.begin_write().await.unwrap();
+    store::dashboard::rebuild(tx.conn(), &app.a.company_id)
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    let rebuilt = app
+        .get("/v1/dashboard", As::Ai(&app.a))
+        .await
+        .expect(200)
+        .json();
+    assert_eq!(d, rebuilt);
     // Company B sees none of it.
     let b = app.get("/v1/dashboard", As::Ai(&app.b)).await.json();
     assert_eq!(b["revenue_total"], json!([]));
