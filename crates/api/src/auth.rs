@@ -187,14 +187,7 @@ async fn resolve(state: &AppState, headers: &axum::http::HeaderMap) -> Result<Ca
     let token = uuid::Uuid::parse_str(token)
         .map_err(|_| ApiError::Unauthorized("Malformed bearer token: expected a UUID."))?;
     let hash = store::hash_secret(&token.to_string());
-    // The first statement of nearly every request: a connection found dead here (the
-    // database restarted, its connections were killed) is replaced and the read done again,
-    // since nothing has happened yet; a second failure is a 503.
-    let found = store::db::once_more_if_lost("reading a token", || async {
-        let mut conn = state.db.acquire().await?;
-        store::tokens::authenticate(&mut conn, &hash).await
-    })
-    .await;
+    let found = state.db.authenticate(&hash).await;
     let auth = found?.ok_or(ApiError::Unauthorized("Unknown or revoked token."))?;
     let kind = match headers.get(HUMAN_PROOF_HEADER) {
         None => CallerKind::Ai,

@@ -153,6 +153,12 @@ pub enum TokenCommand {
         #[arg(long, default_value = "created by admin")]
         description: String,
     },
+    /// Revoke a token by its id (as `DELETE /v1/tokens/{id}` does): it stops working at once
+    /// on every server, and a token issued through OAuth takes its grant with it.
+    Revoke {
+        /// Token id (`GET /v1/tokens`, the web app's token page, or `token create`'s `id`).
+        id: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -207,6 +213,20 @@ pub async fn run(db: &store::Db, command: AdminCommand) -> anyhow::Result<()> {
                 "id": issued.id, "token": issued.token, "human_proof": issued.human_proof,
                 "kind": kind, "company_id": company, "user_id": member.id,
             })
+        }
+        AdminCommand::Token {
+            command: TokenCommand::Revoke { id },
+        } => {
+            let mut tx = db.begin_write().await?;
+            let conn = tx.conn();
+            let Some(company) = store::tokens::company_of(conn, &id).await? else {
+                anyhow::bail!("no token has id {id}");
+            };
+            if !store::tokens::revoke(conn, &company, &id).await? {
+                anyhow::bail!("token {id} is already revoked");
+            }
+            tx.commit().await?;
+            json!({ "revoked": id, "company_id": company })
         }
         AdminCommand::Legal {
             command: LegalCommand::Publish { kind, title, file },

@@ -46,6 +46,9 @@ pub struct Settings {
     pub max_queued_reports: Option<u32>,
     /// Longest a request waits for a render slot before a 503, in seconds (default 20).
     pub render_wait_secs: Option<u64>,
+    /// Longest a token lookup is kept in memory on PostgreSQL, in milliseconds (default
+    /// 1000; 0: none). PostgreSQL's notifications end it sooner (`store::token_cache`).
+    pub token_cache_ms: Option<u64>,
     /// How often the worker looks for due reminders and recurring periods, in seconds
     /// (default 30).
     pub schedule_seconds: Option<u64>,
@@ -133,6 +136,7 @@ impl std::fmt::Debug for Settings {
             .field("rate_limit_per_minute", &self.rate_limit_per_minute)
             .field("max_queued_reports", &self.max_queued_reports)
             .field("render_wait_secs", &self.render_wait_secs)
+            .field("token_cache_ms", &self.token_cache_ms)
             .field("schedule_seconds", &self.schedule_seconds)
             .field(
                 "render_company_share_percent",
@@ -267,6 +271,7 @@ impl Settings {
         }
         number(&mut s.max_queued_reports, "INVOICING_MAX_QUEUED_REPORTS")?;
         number(&mut s.render_wait_secs, "INVOICING_RENDER_WAIT_SECS")?;
+        number(&mut s.token_cache_ms, "INVOICING_TOKEN_CACHE_MS")?;
         number(&mut s.schedule_seconds, "INVOICING_SCHEDULE_SECONDS")?;
         number(
             &mut s.render_company_share_percent,
@@ -442,6 +447,18 @@ impl Settings {
         self.data_dir
             .clone()
             .unwrap_or_else(|| PathBuf::from("./data"))
+    }
+
+    /// How long a token lookup may be kept in memory (`INVOICING_TOKEN_CACHE_MS`); `None`:
+    /// the store's default.
+    pub fn token_cache(&self) -> anyhow::Result<Option<std::time::Duration>> {
+        match self.token_cache_ms {
+            Some(ms) if ms > 60_000 => anyhow::bail!(
+                "INVOICING_TOKEN_CACHE_MS must be at most 60000 (a minute); it bounds how long a \
+                 revoked token may still work if PostgreSQL's notifications stop arriving unseen"
+            ),
+            ms => Ok(ms.map(std::time::Duration::from_millis)),
+        }
     }
 
     /// The database URL (default: SQLite file `invoicing.db` in the data directory).

@@ -154,7 +154,10 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         // The MCP server owns no data: it never opens the database.
         return mcp_process::run(&settings, exit_with_parent).await;
     }
-    let db = store::Db::connect(&settings.database_url()).await?;
+    let mut db = store::Db::connect(&settings.database_url()).await?;
+    if let Some(ttl) = settings.token_cache()? {
+        db = db.with_token_cache_ttl(ttl);
+    }
     db.migrate().await?;
     // Invoices issued before documents existed get theirs now, once (a no-op query after).
     let backfilled = api::documents::legacy::backfill(&db).await?;

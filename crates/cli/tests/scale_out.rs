@@ -267,3 +267,160 @@ fn two_servers_and_a_worker_share_an_object_store_on_postgres() {
 fn two_servers_and_a_worker_share_an_object_store_on_sqlite() {
     two_servers_and_a_worker_share_an_object_store(TestDb::sqlite());
 }
+
+/// `GET /v1/session` with `token` on `base`: the status.
+fn session(base: &str, token: &str) -> u16 {
+    match agent()
+        .get(&format!("{base}/v1/session"))
+        .header("Authorization", &format!("Bearer {token}"))
+        .call()
+    {
+        Ok(r) => r.status().as_u16(),
+        Err(ureq::Error::StatusCode(code)) => code,
+        Err(e) => panic!("GET /v1/session: {e}"),
+    }
+}
+
+/// Waits (ten seconds at most) until `token` is refused on `base`.
+fn refused_soon(base: &str, token: &str, what: &str) {
+    let give_up = Instant::now() + Duration::from_secs(10);
+    loop {
+        match session(base, token) {
+            401 => return,
+            200 if Instant::now() < give_up => std::thread::sleep(Duration::from_millis(20)),
+            other => panic!("{what}: the revoked token still answers {other}"),
+        }
+    }
+}
+
+/// A token revoked by another process (the other server, or `invoicing admin token revoke`)
+/// stops working on a running server. On PostgreSQL the servers keep what tokens resolved
+/// to in memory, here for a minute (`INVOICING_TOKEN_CACHE_MS`), so only PostgreSQL's
+/// notification of the change can end it early.
+fn tokens_revoked_elsewhere_stop_working(db: TestDb, postgres: bool) {
+    // The setting is bounded, and says why.
+    let out = db
+        .command(&["migrate"])
+        .env("INVOICING_TOKEN_CACHE_MS", "600000")
+        .output()
+        .expect("run migrate");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("INVOICING_TOKEN_CACHE_MS must be at most 60000"),
+        "{stderr}"
+    );
+
+    let (ok, _, stderr) = run(&db, &["migrate"]);
+    assert!(ok, "{stderr}");
+    let (ok, boot, stderr) = run(
+        &db,
+        &[
+            "admin",
+            "bootstrap",
+            "--company-name",
+            "Kept Ltd",
+            "--email",
+            "owner@kept.test",
+        ],
+    );
+    assert!(ok, "{stderr}");
+    let me = Company::from_bootstrap(&boot);
+    let start = || {
+        let mut cmd = db.command(&["serve", "--no-worker", "--no-mcp"]);
+        cmd.env("INVOICING_TOKEN_CACHE_MS", "60000");
+        Server::start_command(cmd)
+    };
+    let server_a = start();
+    let server_b = start();
+    let token = |description: &str| {
+        let (status, made) = call(
+            &server_a.base,
+            &me,
+            "POST",
+            "/v1/tokens",
+            Some(json!({ "description": description })),
+        );
+        assert_eq!(status, 201, "{made}");
+        (
+            made["id"].as_str().unwrap().to_owned(),
+            made["token"].as_str().unwrap().to_owned(),
+        )
+    };
+    let (id1, t1) = token("revoked through the API");
+    let (id2, t2) = token("revoked by an operator");
+    if postgres {
+        // Both servers listen for PostgreSQL's notifications (from their first lookup on).
+        assert_eq!(session(&server_a.base, &me.token), 200);
+        assert_eq!(session(&server_b.base, &me.token), 200);
+        let give_up = Instant::now() + Duration::from_secs(10);
+        loop {
+            let (listening,): (i64,) = block_on(async {
+                use sqlx::Connection;
+                let mut conn = sqlx::PgConnection::connect(&db.url).await.unwrap();
+                sqlx::query_as(
+                    "SELECT COUNT(*) FROM pg_stat_activity \
+                     WHERE datname = current_database() AND application_name = $1",
+                )
+                .bind(store::token_cache::APPLICATION_NAME)
+                .fetch_one(&mut conn)
+                .await
+                .unwrap()
+            });
+            if listening == 2 {
+                break;
+            }
+            assert!(Instant::now() < give_up, "{listening} servers listen");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    for t in [&t1, &t2] {
+        // The second lookup is answered from memory where there is a cache.
+        assert_eq!(session(&server_b.base, t), 200);
+        assert_eq!(session(&server_b.base, t), 200);
+    }
+
+    // Revoked through server A: server B refuses it.
+    let resp = agent()
+        .delete(&format!("{}/v1/tokens/{id1}", server_a.base))
+        .header("Authorization", &format!("Bearer {}", me.token))
+        .header("X-Human-Proof", &me.proof)
+        .call()
+        .expect("revoke");
+    assert_eq!(resp.status().as_u16(), 204);
+    assert_eq!(session(&server_a.base, &t1), 401, "at once where revoked");
+    refused_soon(&server_b.base, &t1, "revoked through the other server");
+    assert_eq!(
+        session(&server_b.base, &t2),
+        200,
+        "the other token still works"
+    );
+
+    // Revoked by an operator with the CLI, a third process.
+    let (ok, out, stderr) = run(&db, &["admin", "token", "revoke", &id2]);
+    assert!(ok, "{stderr}");
+    assert_eq!(out["revoked"], id2.as_str());
+    refused_soon(&server_b.base, &t2, "revoked by the CLI");
+    refused_soon(&server_a.base, &t2, "revoked by the CLI");
+    let (ok, _, stderr) = run(&db, &["admin", "token", "revoke", &id2]);
+    assert!(!ok && stderr.contains("already revoked"), "{stderr}");
+    let (ok, _, stderr) = run(&db, &["admin", "token", "revoke", "no-such-token"]);
+    assert!(
+        !ok && stderr.contains("no token has id no-such-token"),
+        "{stderr}"
+    );
+    assert_eq!(session(&server_b.base, &me.token), 200);
+
+    assert!(server_a.stop().success());
+    assert!(server_b.stop().success());
+}
+
+#[test]
+fn tokens_revoked_elsewhere_stop_working_on_postgres() {
+    tokens_revoked_elsewhere_stop_working(TestDb::postgres(), true);
+}
+
+#[test]
+fn tokens_revoked_elsewhere_stop_working_on_sqlite() {
+    tokens_revoked_elsewhere_stop_working(TestDb::sqlite(), false);
+}

@@ -157,6 +157,8 @@ pub async fn insert(
 
 /// Writes every configurable column of `row` back and stamps `updated_at`.
 pub async fn update(conn: &mut AnyConnection, row: &CompanyRow) -> sqlx::Result<()> {
+    // Its type sets its callers' language, which token lookups carry.
+    crate::token_cache::changed();
     sqlx::query(
         "UPDATE companies SET name = $2, fiscal_id = $3, email = $4, phone = $5, company_type = $6, \
          address_json = $7, is_settled = $8, currency_code = $9, friendly_name = $10, vies_vat_id = $11, \

@@ -42,6 +42,10 @@ pub struct Db {
     _alive: Arc<()>,
     /// Connections requests gave back, kept for the next request ([`Kept`]).
     kept: Arc<Kept>,
+    /// What tokens resolved to, on PostgreSQL ([`crate::token_cache`]).
+    tokens: Arc<crate::token_cache::TokenCache>,
+    /// The PostgreSQL URL, for the token cache's listener.
+    listen_url: Option<Arc<str>>,
 }
 
 /// How often the background checkpointer copies SQLite's write-ahead log into the database.
@@ -157,6 +161,11 @@ impl Db {
                 Arc::downgrade(&alive),
             ));
         }
+        let listen_url = (backend == Backend::Postgres).then(|| Arc::from(url.as_str()));
+        let ttl = match backend {
+            Backend::Postgres => crate::token_cache::DEFAULT_TTL,
+            Backend::Sqlite => Duration::ZERO,
+        };
         Ok(Self {
             pool,
             backend,
@@ -164,7 +173,56 @@ impl Db {
             files: crate::files::Files::Database,
             _alive: alive,
             kept,
+            tokens: Arc::new(crate::token_cache::TokenCache::new(ttl)),
+            listen_url,
         })
+    }
+
+    /// The same database with token lookups kept at most `ttl` ([`crate::token_cache`];
+    /// PostgreSQL only, one second unless set; `Duration::ZERO` keeps none). Set before the
+    /// first lookup.
+    pub fn with_token_cache_ttl(mut self, ttl: Duration) -> Self {
+        if self.backend == Backend::Postgres {
+            self.tokens.stop();
+            self.tokens = Arc::new(crate::token_cache::TokenCache::new(ttl));
+        }
+        self
+    }
+
+    /// Whether token lookups are answered from memory now ([`crate::token_cache`]).
+    pub fn token_cache_live(&self) -> bool {
+        self.tokens.is_live()
+    }
+
+    /// Whether a lookup of `token` (the bearer token itself) would be answered from memory
+    /// now: for tests and diagnostics.
+    pub fn token_cached(&self, token: &str) -> bool {
+        self.tokens.get(&crate::hash_secret(token)).is_some()
+    }
+
+    /// What a bearer token's hash resolves to ([`crate::tokens::authenticate`]), from the
+    /// token cache when it holds it. A request's first statement: a connection found dead is
+    /// replaced and the read made again, since nothing has happened yet.
+    pub async fn authenticate(
+        &self,
+        token_hash: &str,
+    ) -> sqlx::Result<Option<crate::tokens::TokenAuth>> {
+        if let Some(url) = &self.listen_url {
+            self.tokens.start(url);
+        }
+        if let Some(auth) = self.tokens.get(token_hash) {
+            return Ok(Some(auth));
+        }
+        let stamp = self.tokens.stamp();
+        let found = once_more_if_lost("reading a token", || async {
+            let mut conn = self.acquire().await?;
+            crate::tokens::authenticate(&mut conn, token_hash).await
+        })
+        .await?;
+        if let (Some(stamp), Some(auth)) = (stamp, &found) {
+            self.tokens.put(token_hash, auth, stamp);
+        }
+        Ok(found)
     }
 
     /// Copies SQLite's write-ahead log into the database now, as far as readers allow
@@ -194,7 +252,15 @@ impl Db {
         MIGRATOR
             .run(&self.pool)
             .await
-            .map_err(|e| anyhow::anyhow!("migrating the database failed: {e}"))
+            .map_err(|e| anyhow::anyhow!("migrating the database failed: {e}"))?;
+        if self.backend == Backend::Postgres
+            && let Err(e) = crate::token_cache::install(&self.pool).await
+        {
+            // Not fatal: without its triggers the token cache stays off (every lookup reads
+            // the database, as before it existed).
+            tracing::warn!(error = %e, "cannot make the triggers the token cache needs; it stays off");
+        }
+        Ok(())
     }
 
     /// The engine behind this pool.
@@ -320,6 +386,7 @@ impl Db {
 
     /// Closes every connection of the pool (the pool waits for each to come back).
     pub async fn close(&self) {
+        self.tokens.stop();
         self.kept.close();
         self.pool.close().await;
     }

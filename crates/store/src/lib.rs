@@ -41,6 +41,7 @@ pub mod private;
 pub mod proformas;
 pub mod recurring;
 pub mod reports;
+pub mod token_cache;
 pub mod tokens;
 pub mod users;
 pub mod verifactu;

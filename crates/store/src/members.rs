@@ -125,6 +125,7 @@ pub async fn update(
     expires_at: Option<i64>,
     display_name: Option<&str>,
 ) -> sqlx::Result<()> {
+    crate::token_cache::changed();
     sqlx::query(
         "UPDATE memberships SET expires_at = $3, display_name = $4 \
          WHERE company_id = $1 AND user_id = $2",
@@ -145,6 +146,7 @@ pub async fn set_status(
     user_id: &str,
     status: &str,
 ) -> sqlx::Result<()> {
+    crate::token_cache::changed();
     sqlx::query("UPDATE memberships SET status = $3 WHERE company_id = $1 AND user_id = $2")
         .bind(company_id)
         .bind(user_id)

@@ -352,6 +352,7 @@ pub async fn refresh(
 
 /// Ends a grant: its refresh token and every access token it issued stop working.
 pub async fn revoke_grant(conn: &mut AnyConnection, grant_id: &str, now: i64) -> sqlx::Result<()> {
+    crate::token_cache::changed();
     sqlx::query("UPDATE oauth_grants SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL")
         .bind(grant_id)
         .bind(now)

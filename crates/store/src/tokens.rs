@@ -12,6 +12,10 @@ pub struct TokenAuth {
     pub proof_hash: Option<String>,
     /// The company's type (`ES:...` for Spanish companies), for the caller's language.
     pub company_type: Option<String>,
+    /// When the token stops working (tokens issued through OAuth), in microseconds.
+    pub token_expires_at: Option<i64>,
+    /// When the membership behind it ends, in microseconds.
+    pub member_expires_at: Option<i64>,
 }
 
 /// Resolves a token hash to its token, only while the token is not revoked nor expired
@@ -22,7 +26,8 @@ pub async fn authenticate(
     token_hash: &str,
 ) -> sqlx::Result<Option<TokenAuth>> {
     sqlx::query_as::<_, TokenAuth>(
-        "SELECT t.id AS token_id, t.company_id, t.user_id, t.kind, t.proof_hash, c.company_type \
+        "SELECT t.id AS token_id, t.company_id, t.user_id, t.kind, t.proof_hash, c.company_type, \
+         t.expires_at AS token_expires_at, m.expires_at AS member_expires_at \
          FROM api_tokens t JOIN memberships m ON m.company_id = t.company_id AND m.user_id = t.user_id \
          JOIN companies c ON c.id = t.company_id \
          WHERE t.token_hash = $1 AND t.revoked_at IS NULL AND m.status = 'active' \
@@ -119,6 +124,19 @@ pub async fn get(
         .await
 }
 
+/// The company a token belongs to, revoked or not (for an operator who has only its id).
+pub async fn company_of(
+    conn: &mut AnyConnection,
+    token_id: &str,
+) -> sqlx::Result<Option<crate::CompanyId>> {
+    let row: Option<(crate::CompanyId,)> =
+        sqlx::query_as("SELECT company_id FROM api_tokens WHERE id = $1")
+            .bind(token_id)
+            .fetch_optional(conn)
+            .await?;
+    Ok(row.map(|(company,)| company))
+}
+
 /// Revokes a token of the company; false when there is no such active token. A token
 /// issued through OAuth takes its grant with it: the refresh token and every other
 /// access token of that grant stop working too.
@@ -128,6 +146,7 @@ pub async fn revoke(
     token_id: &str,
 ) -> sqlx::Result<bool> {
     let now = crate::now_micros();
+    crate::token_cache::changed();
     let done = sqlx::query(
         "UPDATE api_tokens SET revoked_at = $3 WHERE id = $2 AND (company_id = $1) IS TRUE AND revoked_at IS NULL",
     )

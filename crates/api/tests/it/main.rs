@@ -41,6 +41,7 @@ mod ratelimit;
 mod reports;
 mod routes;
 mod session;
+mod token_cache;
 mod tokens;
 mod verifactu;
 mod verifactu_annul;

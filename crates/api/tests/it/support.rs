@@ -579,6 +579,24 @@ pub fn test_secret() -> reports::links::SecretKey {
 }
 
 impl TestApp {
+    /// A second server over the same database, with its own pool and token cache (as
+    /// another process would have), keeping token lookups `ttl` at most.
+    pub async fn second_server(&self, ttl: std::time::Duration) -> (Db, Router) {
+        let db = Db::connect(&self.url)
+            .await
+            .expect("connect")
+            .with_token_cache_ttl(ttl);
+        let router = api::app(AppState::new(
+            db.clone(),
+            ApiConfig {
+                public_url: "http://invoicing.test".into(),
+                secret_key: test_secret(),
+                ..ApiConfig::default()
+            },
+        ));
+        (db, router)
+    }
+
     /// The same service with `per_minute` requests per token (a second router over the same database).
     pub fn with_rate_limit(&self, per_minute: u32) -> Router {
         api::app(AppState::new(
