@@ -151,13 +151,9 @@ fn two_servers_issue_concurrently_on_sqlite() {
 /// One Spanish issuer, two servers, 60 issues at once: the VERI*FACTU chain
 /// stays one unbroken sequence.
 fn chain_under_concurrency(db: TestDb) {
-    let (ok, _, stderr) = run(&db, &["migrate"]);
-    assert!(ok, "{stderr}");
-    let (ok, boot, stderr) = run(
+    let boot = migrate_and_bootstrap(
         &db,
         &[
-            "admin",
-            "bootstrap",
             "--company-name",
             "Ejemplo SL",
             "--country",
@@ -170,7 +166,6 @@ fn chain_under_concurrency(db: TestDb) {
             "es@example.test",
         ],
     );
-    assert!(ok, "{stderr}");
     let company_id = boot["company_id"].as_str().unwrap();
     let (ok, _, stderr) = run(
         &db,

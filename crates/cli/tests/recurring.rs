@@ -26,20 +26,15 @@ fn drafts_of(base: &str, me: &Company, id: &str) -> usize {
 }
 
 fn two_servers_make_each_period_once(db: TestDb) {
-    let (ok, _, stderr) = run(&db, &["migrate"]);
-    assert!(ok, "{stderr}");
-    let (ok, boot, stderr) = run(
+    let boot = migrate_and_bootstrap(
         &db,
         &[
-            "admin",
-            "bootstrap",
             "--company-name",
             "Recurring Ltd",
             "--email",
             "owner@recurring.test",
         ],
     );
-    assert!(ok, "{stderr}");
     let me = Company::from_bootstrap(&boot);
     let start = || {
         let mut cmd = db.command(&["serve", "--no-mcp"]);

@@ -97,20 +97,10 @@ fn two_servers_and_a_worker_share_an_object_store(db: TestDb) {
     s3.create_bucket(&bucket);
     let storage = format!("s3://{bucket}/tenant-files");
 
-    let (ok, _, stderr) = run(&db, &["migrate"]);
-    assert!(ok, "{stderr}");
-    let (ok, boot, stderr) = run(
+    let boot = migrate_and_bootstrap(
         &db,
-        &[
-            "admin",
-            "bootstrap",
-            "--company-name",
-            "Scale Ltd",
-            "--email",
-            "owner@scale.test",
-        ],
+        &["--company-name", "Scale Ltd", "--email", "owner@scale.test"],
     );
-    assert!(ok, "{stderr}");
     let company = boot["company_id"].as_str().unwrap().to_owned();
     let me = Company::from_bootstrap(&boot);
 
@@ -311,20 +301,10 @@ fn tokens_revoked_elsewhere_stop_working(db: TestDb, postgres: bool) {
         "{stderr}"
     );
 
-    let (ok, _, stderr) = run(&db, &["migrate"]);
-    assert!(ok, "{stderr}");
-    let (ok, boot, stderr) = run(
+    let boot = migrate_and_bootstrap(
         &db,
-        &[
-            "admin",
-            "bootstrap",
-            "--company-name",
-            "Kept Ltd",
-            "--email",
-            "owner@kept.test",
-        ],
+        &["--company-name", "Kept Ltd", "--email", "owner@kept.test"],
     );
-    assert!(ok, "{stderr}");
     let me = Company::from_bootstrap(&boot);
     let start = || {
         let mut cmd = db.command(&["serve", "--no-worker", "--no-mcp"]);

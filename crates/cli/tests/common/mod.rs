@@ -271,6 +271,18 @@ pub fn run(db: &TestDb, args: &[&str]) -> (bool, Value, String) {
     (out.status.success(), json, stderr)
 }
 
+/// `invoicing migrate`, then `invoicing admin bootstrap` with `args` (company name, e-mail
+/// and the rest): its JSON (the company's id, its owner's tokens).
+pub fn migrate_and_bootstrap(db: &TestDb, args: &[&str]) -> Value {
+    let (ok, _, stderr) = run(db, &["migrate"]);
+    assert!(ok, "{stderr}");
+    let mut all = vec!["admin", "bootstrap"];
+    all.extend_from_slice(args);
+    let (ok, boot, stderr) = run(db, &all);
+    assert!(ok, "{stderr}");
+    boot
+}
+
 /// The Python with the test clients: `INVOICING_TEST_PYTHON` (set by scripts/test),
 /// else the repository's `.venv`.
 pub fn python() -> String {
