@@ -150,8 +150,12 @@ async fn respond(
     headers: &HeaderMap,
     filename: &str,
 ) -> ApiResult<Response> {
-    let data = serde_json::to_vec(&doc).map_err(|e| ApiError::Internal(e.into()))?;
-    let etag = format!("\"{}\"", store::hash_bytes(&data));
+    // The serialized document only names this version of it: not kept while the render
+    // waits for its turn (a 500-line invoice's is most of a megabyte).
+    let etag = {
+        let data = serde_json::to_vec(&doc).map_err(|e| ApiError::Internal(e.into()))?;
+        format!("\"{}\"", store::hash_bytes(&data))
+    };
     if headers
         .get(header::IF_NONE_MATCH)
         .and_then(|v| v.to_str().ok())
@@ -196,12 +200,15 @@ pub(crate) async fn render_pdf(
     company_id: &store::CompanyId,
     mut doc: InvoiceDocument,
 ) -> ApiResult<Vec<u8>> {
-    if doc.facturx.is_some() {
-        match render_facturx(state, company_id, doc.clone()).await? {
+    // `doc` becomes the plain PDF's document, kept for when PDF/A refuses something; the
+    // Factur-X render gets a copy with the XML (moved, not copied: it is the largest part).
+    if let Some(xml) = doc.facturx.take() {
+        let mut facturx = doc.clone();
+        facturx.facturx = Some(xml);
+        match render_facturx(state, company_id, facturx).await? {
             Ok(pdf) => return Ok(pdf),
             Err(e) => {
                 tracing::warn!(%company_id, error = %e, "the invoice PDF is not a Factur-X PDF/A");
-                doc.facturx = None;
             }
         }
     }
@@ -340,8 +347,10 @@ pub async fn invoice_pdf(
         .clone()
         .unwrap_or_else(|| format!("draft-{}", r.id));
     // Back to the pool before waiting for a render: a PDF must not hold a connection
-    // other requests need while it queues for the render budget.
+    // other requests need while it queues for the render budget, nor the stored row (its
+    // lines and document, read into `doc` already).
     db.release();
+    drop(r);
     respond(&state, &caller.company_id, doc, &headers, &name).await
 }
 
