@@ -708,7 +708,7 @@ impl Settings {
             use rand::RngCore as _;
             let mut bytes = [0u8; 32];
             rand::rngs::OsRng.fill_bytes(&mut bytes);
-            bytes.iter().map(|b| format!("{b:02x}")).collect()
+            store::hex_lower(&bytes)
         };
         match store::private::file_options()
             .write(true)
