@@ -1378,7 +1378,6 @@ mod tests {
         }
     }
 
-    /// A new SQLite database in a directory of its own, with a table of text blobs.
     /// A directory of the test's own, removed when dropped: also when the test fails (a
     /// failing log test leaves gigabytes).
     struct Scratch(std::path::PathBuf);
@@ -1396,6 +1395,7 @@ mod tests {
         }
     }
 
+    /// A new SQLite database in a directory of its own, with a table of text blobs.
     async fn blob_db(tag: &str) -> (Scratch, std::path::PathBuf, Db) {
         let dir = Scratch(std::env::temp_dir().join(format!("store-{tag}-{}", crate::new_id())));
         let file = dir.join("db.sqlite");
@@ -1513,7 +1513,7 @@ mod tests {
         // little longer each round they outlast. How far past the threshold the log gets
         // first depends on how fast this machine writes against those rounds (every 200 ms):
         // one writing 100 MiB a second took it to 109 MiB before the first restart. So this
-        // bounds what is written before three restarts (2 GiB; 108 to 421 MiB in 24 runs on
+        // bounds what is written before three restarts (2 GiB; 108 to 421 MiB in 21 runs on
         // a 2-core host), not the file's size at an instant. Without the restart the log
         // would hold every frame written.
         let restarts = db.log_restarts();
