@@ -310,20 +310,31 @@ fn marker(i: usize) -> String {
 
 /// One PostgreSQL statement answering one row: for each read, a marker column
 /// ([`marker`]), then the columns of the read's first row, or NULLs where it found none.
+/// Written into one string: built for every issue, its pieces `format!`ed and joined
+/// cost more than the rest of the read's own work in the server.
 fn side_by_side(statements: &[&str]) -> String {
-    let mut columns = Vec::with_capacity(statements.len());
-    let mut joins = String::new();
-    for (i, sql) in statements.iter().enumerate() {
-        columns.push(format!("r{i}.*"));
-        joins.push_str(&format!(
-            " LEFT JOIN LATERAL (SELECT TRUE AS {}, s.* FROM ({sql}) AS s LIMIT 1) AS r{i} ON TRUE",
-            marker(i)
-        ));
+    let text: usize = statements.iter().map(|s| s.len()).sum();
+    let mut out = String::with_capacity(text + 128 * statements.len() + 32);
+    out.push_str("SELECT ");
+    for i in 0..statements.len() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        out.push('r');
+        push_number(&mut out, i);
+        out.push_str(".*");
     }
-    format!(
-        "SELECT {} FROM (SELECT 1) AS one{joins}",
-        columns.join(", ")
-    )
+    out.push_str(" FROM (SELECT 1) AS one");
+    for (i, sql) in statements.iter().enumerate() {
+        out.push_str(" LEFT JOIN LATERAL (SELECT TRUE AS read_");
+        push_number(&mut out, i);
+        out.push_str("_found, s.* FROM (");
+        out.push_str(sql);
+        out.push_str(") AS s LIMIT 1) AS r");
+        push_number(&mut out, i);
+        out.push_str(" ON TRUE");
+    }
+    out
 }
 
 /// The row of [`side_by_side`] cut into one row for each of its `reads`: the columns from
@@ -387,15 +398,32 @@ fn highest_param(sql: &str) -> usize {
 pub(crate) fn join(statements: &[String], postgres: bool) -> String {
     match statements.split_last() {
         Some((last, rest)) if postgres && !rest.is_empty() => {
-            let clauses: Vec<String> = rest
-                .iter()
-                .enumerate()
-                .map(|(i, s)| format!("w{} AS ({s})", i + 1))
-                .collect();
-            format!("WITH {} {last}", clauses.join(", "))
+            let mut out = with_clauses(rest, last.len());
+            out.push_str(last);
+            out
         }
         _ => statements.join(";\n"),
     }
+}
+
+/// `WITH w1 AS (a), w2 AS (b) ` for the statements `clauses`, in a string with room for
+/// `more` bytes after them.
+fn with_clauses(clauses: &[String], more: usize) -> String {
+    let text: usize = clauses.iter().map(String::len).sum();
+    let mut out = String::with_capacity(text + 16 * clauses.len() + more + 8);
+    out.push_str("WITH ");
+    for (i, s) in clauses.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        out.push('w');
+        push_number(&mut out, i + 1);
+        out.push_str(" AS (");
+        out.push_str(s);
+        out.push(')');
+    }
+    out.push(' ');
+    out
 }
 
 /// The statement that refuses a write sent to end its own transaction
@@ -434,12 +462,10 @@ pub(crate) fn closing(
     if postgres {
         let last = format!("w{}", statements.len());
         statements.push(refusal(Some(&last), refuse_if));
-        let clauses: Vec<String> = statements
-            .iter()
-            .enumerate()
-            .map(|(i, s)| format!("w{} AS ({s})", i + 1))
-            .collect();
-        return format!("WITH {} SELECT * FROM {last}", clauses.join(", "));
+        let mut out = with_clauses(&statements, 16);
+        out.push_str("SELECT * FROM ");
+        out.push_str(&last);
+        return out;
     }
     statements.push(refusal(None, refuse_if));
     statements.extend(commit.map(str::to_owned));
@@ -592,5 +618,49 @@ mod tests {
             "WITH w1 AS (UPDATE a SET x = $1) INSERT INTO b VALUES ($2)"
         );
         assert_eq!(join(&s[..1], true), "UPDATE a SET x = $1");
+        let many: Vec<String> = (1..=11).map(|i| format!("UPDATE t{i} SET x = 1")).collect();
+        let expected: Vec<String> = many[..10]
+            .iter()
+            .enumerate()
+            .map(|(i, s)| format!("w{} AS ({s})", i + 1))
+            .collect();
+        assert_eq!(
+            join(&many, true),
+            format!("WITH {} UPDATE t11 SET x = 1", expected.join(", "))
+        );
+    }
+
+    #[test]
+    fn closes_per_engine() {
+        let s = vec![
+            "UPDATE a SET x = $1".to_owned(),
+            "UPDATE b SET y = $2 RETURNING id".to_owned(),
+        ];
+        assert_eq!(
+            closing(s.clone(), true, "$3 = 'x'", None),
+            "WITH w1 AS (UPDATE a SET x = $1), w2 AS (UPDATE b SET y = $2 RETURNING id), \
+             w3 AS (INSERT INTO write_refusals (reason) SELECT 'refused' WHERE \
+             NOT EXISTS (SELECT 1 FROM w2) OR ($3 = 'x')) SELECT * FROM w2"
+        );
+        assert_eq!(
+            closing(s, false, "$3 = 'x'", Some("COMMIT")),
+            "UPDATE a SET x = $1;\nUPDATE b SET y = $2 RETURNING id;\n\
+             INSERT INTO write_refusals (reason) SELECT 'refused' WHERE \
+             changes() = 0 OR ($3 = 'x');\nCOMMIT"
+        );
+    }
+
+    #[test]
+    fn reads_side_by_side() {
+        assert_eq!(
+            side_by_side(&["SELECT a FROM t WHERE id = $1", "SELECT b FROM u"]),
+            "SELECT r0.*, r1.* FROM (SELECT 1) AS one \
+             LEFT JOIN LATERAL (SELECT TRUE AS read_0_found, s.* FROM \
+             (SELECT a FROM t WHERE id = $1) AS s LIMIT 1) AS r0 ON TRUE \
+             LEFT JOIN LATERAL (SELECT TRUE AS read_1_found, s.* FROM \
+             (SELECT b FROM u) AS s LIMIT 1) AS r1 ON TRUE"
+        );
+        assert!(side_by_side(&["SELECT 1"; 12]).contains(" AS r11 ON TRUE"));
+        assert_eq!(marker(11), "read_11_found");
     }
 }
