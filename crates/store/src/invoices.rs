@@ -235,7 +235,7 @@ pub async fn insert_numbered_draft(
 pub struct NumberedDraft {
     /// The draft's number in its year.
     pub order_number: i64,
-    /// The company's enabled webhook endpoints in the same transaction (for
+    /// Whether the company had enabled webhook endpoints in the same transaction (1 or 0, for
     /// [`crate::webhooks::emit_counted`]).
     pub webhook_endpoints: i64,
 }
@@ -304,8 +304,9 @@ pub async fn update(conn: &mut AnyConnection, r: &InvoiceRow) -> sqlx::Result<()
 
 /// Stores a just-issued invoice with the next number of its series in its year, its
 /// reference and the dashboard rollups; fills in `r.invoice_number` and `r.reference` as
-/// stored and returns the company's enabled webhook endpoints in the same transaction (for
-/// [`crate::webhooks::emit_counted`]). `None`: not stored, see below.
+/// stored and returns whether the company had enabled webhook endpoints in the same
+/// transaction (1 or 0, for [`crate::webhooks::emit_counted`]). `None`: not stored, see
+/// below.
 ///
 /// `r` is the draft as it was read (its `updated_at` says which version) with the issued
 /// columns filled in but for the number and reference; `first` is the series' first

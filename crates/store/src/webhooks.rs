@@ -521,12 +521,20 @@ const DELIVERY_COLUMNS: &str = "id, company_id, endpoint_id, message_id, event_t
     status, attempts, response_status, last_error, created_at, last_attempt_at, delivered_at, \
     attempt_log";
 
-/// The number of the company's enabled endpoints, as a scalar subquery whose company id is
-/// the parameter `param` (e.g. `$1`). The statements that make the hottest changes (a new
-/// draft, an issued invoice) return it, so that an event with no endpoint to go to costs
-/// no read while SQLite's writer is held ([`emit_counted`]).
+/// Whether the company has an enabled endpoint, as a `BIGINT` expression (1 or 0) whose
+/// company id is the parameter `param` (e.g. `$1`). The statements that make the hottest
+/// changes (a new draft, an issued invoice) return it, so that an event with no endpoint to
+/// go to costs no read while SQLite's writer is held ([`emit_counted`]).
+///
+/// An `EXISTS`, not a `COUNT(*)`: nothing needs how many (an event is sent to each endpoint
+/// [`emit`] reads), and on PostgreSQL a count is an aggregate that each execution of the
+/// statement sets up and runs, twice a write (this and the refusal of a write that ends its
+/// own transaction), where `EXISTS` stops at the first endpoint found.
 pub fn enabled_endpoints(param: &str) -> String {
-    format!("(SELECT COUNT(*) FROM webhook_endpoints WHERE company_id = {param} AND enabled = 1)")
+    format!(
+        "CAST(CASE WHEN EXISTS (SELECT 1 FROM webhook_endpoints \
+         WHERE company_id = {param} AND enabled = 1) THEN 1 ELSE 0 END AS BIGINT)"
+    )
 }
 
 /// Companies whose last new draft or issue found enabled endpoints, at most
@@ -551,7 +559,8 @@ pub(crate) fn might_have_endpoints(company_id: &str) -> bool {
     with_endpoints().iter().any(|c| c == company_id)
 }
 
-/// Remembers whether the company has enabled endpoints, as a write just found (`count`).
+/// Remembers whether the company has enabled endpoints, as a write just found (`count`, 0
+/// for none).
 pub(crate) fn saw_endpoints(company_id: &str, count: i64) {
     let mut known = with_endpoints();
     let at = known.iter().position(|c| c == company_id);
@@ -569,10 +578,10 @@ pub(crate) fn saw_endpoints(company_id: &str, count: i64) {
     }
 }
 
-/// [`emit`], told by the statement that made the change how many enabled endpoints the
-/// company had then, in the same transaction ([`enabled_endpoints`]): with none, nothing is
-/// read or queued, `data` is not built and `tx` is not used (a transaction that the
-/// change ended, [`crate::Writing::closing`], had none).
+/// [`emit`], told by the statement that made the change whether the company had enabled
+/// endpoints then, in the same transaction ([`enabled_endpoints`], 0 for none): with none,
+/// nothing is read or queued, `data` is not built and `tx` is not used (a transaction that
+/// the change ended, [`crate::Writing::closing`], had none).
 pub async fn emit_counted(
     tx: &mut impl crate::Writing,
     endpoints: i64,

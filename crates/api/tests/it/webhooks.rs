@@ -1119,8 +1119,8 @@ db_test!(a_rolled_back_request_emits_nothing, |app| {
 });
 
 // A draft made and an invoice issued queue their events only while the endpoint is enabled:
-// the statements that store them also count the company's enabled endpoints, and nothing is
-// queued when there are none (store::webhooks::emit_counted).
+// the statements that store them also ask whether the company has enabled endpoints, and
+// nothing is queued when there are none (store::webhooks::emit_counted).
 db_test!(a_disabled_endpoint_is_sent_no_invoice_events, |app| {
     let rx = Receiver::start().await;
     let (hook, _) = endpoint(
