@@ -156,9 +156,23 @@ pub async fn insert(
 }
 
 /// Writes every configurable column of `row` back and stamps `updated_at`.
+///
+/// A company's type sets its callers' language, which token lookups carry: when the type
+/// changes, the token caches of this process stop before it is written
+/// ([`crate::token_cache::changed`]; the trigger tells other processes). Any other change
+/// leaves them alone: a pause stops the caches for every company of the process for a few
+/// seconds, and companies edit their settings (a footer, payment terms) far more often than
+/// their type. The stored type is read with the row locked (on PostgreSQL; SQLite has one
+/// writer), so a change committed meanwhile by another request is the one compared with.
 pub async fn update(conn: &mut AnyConnection, row: &CompanyRow) -> sqlx::Result<()> {
-    // Its type sets its callers' language, which token lookups carry.
-    crate::token_cache::changed();
+    let stored: Option<(Option<String>,)> =
+        sqlx::query_as("UPDATE companies SET id = id WHERE id = $1 RETURNING company_type")
+            .bind(&row.id)
+            .fetch_optional(&mut *conn)
+            .await?;
+    if stored.is_none_or(|(company_type,)| company_type != row.company_type) {
+        crate::token_cache::changed();
+    }
     sqlx::query(
         "UPDATE companies SET name = $2, fiscal_id = $3, email = $4, phone = $5, company_type = $6, \
          address_json = $7, is_settled = $8, currency_code = $9, friendly_name = $10, vies_vat_id = $11, \

@@ -167,3 +167,50 @@ db_test!(
         db.close().await;
     }
 );
+
+db_test!(
+    a_company_edit_that_keeps_its_type_leaves_the_token_cache_on,
+    |app| {
+        let postgres = app.engine == Engine::Postgres;
+        let (db, server) = app.second_server(Duration::from_secs(60)).await;
+        let owner = app.a.token.clone();
+        assert_eq!(session(&server, &owner).await, 200);
+        if postgres {
+            // Also waits out the pause of the set-up's own changes.
+            cache_live(&db).await;
+        }
+        // Settings its callers' language does not depend on: the caches of the process
+        // (whose pause would hold for every company) keep answering.
+        app.call(
+            "PATCH",
+            "/v1/company",
+            As::Human(&app.a),
+            Some(json!({"paymentTermsDays": 45, "friendlyName": "Kept"})),
+        )
+        .await
+        .expect(200);
+        assert_eq!(
+            db.token_cache_live(),
+            postgres,
+            "an edit that keeps the company's type stopped the token cache"
+        );
+        assert_eq!(session(&server, &owner).await, 200);
+        assert_eq!(db.token_cached(&owner), postgres, "kept in memory");
+        // Its type sets its callers' language, which a cached lookup carries: every cache of
+        // the process stops before it is written, until the notification has surely come.
+        let changed = app
+            .call(
+                "PATCH",
+                "/v1/company",
+                As::Human(&app.a),
+                Some(json!({"type": "DE:GmbH"})),
+            )
+            .await
+            .expect(200)
+            .json();
+        assert_eq!(changed["type"], "DE:GmbH");
+        assert!(!db.token_cache_live(), "a change of type left the cache on");
+        assert!(!db.token_cached(&owner));
+        db.close().await;
+    }
+);
