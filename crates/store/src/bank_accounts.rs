@@ -29,12 +29,14 @@ const SELECT: &str = "SELECT a.id, a.company_id, a.name, a.bank_name, a.iban, a.
 
 /// Serialises changes to a company's default account across processes: the
 /// no-op update takes the company row's lock on PostgreSQL until commit
-/// (SQLite already has one writer).
+/// (SQLite already has one writer). It assigns a column no foreign key refers to:
+/// assigning `id`, even to itself, made SQLite search every table that refers to
+/// companies for the company's rows while its one writer was held.
 pub async fn lock_company(
     conn: &mut AnyConnection,
     company_id: &crate::CompanyId,
 ) -> sqlx::Result<()> {
-    sqlx::query("UPDATE companies SET id = id WHERE id = $1")
+    sqlx::query("UPDATE companies SET updated_at = updated_at WHERE id = $1")
         .bind(company_id)
         .execute(conn)
         .await?;
