@@ -27,19 +27,14 @@ const SELECT: &str = "SELECT a.id, a.company_id, a.name, a.bank_name, a.iban, a.
      ORDER BY s.as_of_date DESC, s.id DESC LIMIT 1) AS balance_as_of \
     FROM bank_accounts a";
 
-/// Serialises changes to a company's default account across processes: the
-/// no-op update takes the company row's lock on PostgreSQL until commit
-/// (SQLite already has one writer). It assigns a column no foreign key refers to:
-/// assigning `id`, even to itself, made SQLite search every table that refers to
-/// companies for the company's rows while its one writer was held.
+/// Serialises changes to a company's default account across processes: takes the company
+/// row's lock on PostgreSQL until commit (SQLite already has one writer), as
+/// [`crate::members::lock_company`] does.
 pub async fn lock_company(
     conn: &mut AnyConnection,
     company_id: &crate::CompanyId,
 ) -> sqlx::Result<()> {
-    sqlx::query("UPDATE companies SET updated_at = updated_at WHERE id = $1")
-        .bind(company_id)
-        .execute(conn)
-        .await?;
+    crate::members::lock_company(conn, company_id).await?;
     Ok(())
 }
 

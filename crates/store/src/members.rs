@@ -211,6 +211,10 @@ pub async fn record_oauth_sign_in(
 /// Takes the company's row lock until the transaction ends, so concurrent
 /// member changes of one company run one after the other (the "last active
 /// member" check must not race). SQLite has a single writer already.
+///
+/// It assigns a column no foreign key refers to: assigning `id`, even to itself, makes
+/// SQLite search every table that refers to companies for the company's rows, twice,
+/// while its one writer is held (see `companies::update`).
 pub async fn lock_company(
     conn: &mut AnyConnection,
     company_id: &crate::CompanyId,
