@@ -275,6 +275,14 @@ impl Db {
             .run(&self.pool)
             .await
             .map_err(|e| anyhow::anyhow!("migrating the database failed: {e}"))?;
+        if self.backend == Backend::Postgres {
+            let mut conn = self.pool.acquire().await?;
+            if let Err(e) = crate::postgres_checks::install(&mut conn).await {
+                // Not fatal: the swap is one transaction, so the migrations' checks are in
+                // force until it succeeds (writes then cost PostgreSQL a little more).
+                tracing::warn!(error = %e, "cannot replace the invoice table's checks with one; the migrations' stay");
+            }
+        }
         if self.backend == Backend::Postgres
             && let Err(e) = crate::token_cache::install(&self.pool).await
         {

@@ -37,6 +37,7 @@ pub mod members;
 pub mod oauth;
 pub mod password;
 pub mod payments;
+pub mod postgres_checks;
 pub mod private;
 pub mod proformas;
 pub mod recurring;

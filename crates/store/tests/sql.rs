@@ -651,6 +651,92 @@ both_engines!(invoice_indexes_hold_only_the_rows_read_through_them, upto Some(24
     }
 });
 
+// The database refuses an invoice row that breaks what the migrations' checks say, before
+// and after PostgreSQL's four checks of `invoices` become one (`store::postgres_checks`),
+// and on a database that held invoices before the swap: its rows stay, and the one
+// constraint is in force for them too (validated), however many times the step runs.
+both_engines!(invoice_rows_are_checked_by_one_constraint, upto Some(27), |t| {
+    let company = t.company().await;
+    let mut conn = t.db.pool().acquire().await.expect("connection");
+    customer(&mut conn, &company).await;
+    let db = &t.db;
+    let insert = |id: &'static str, series: &'static str, status: &'static str, supply: &'static str, number: Option<i64>| {
+        let company = company.clone();
+        async move {
+            let mut conn = db.pool().acquire().await.expect("connection");
+            sqlx::query(
+                "INSERT INTO invoices (id, company_id, recipient_id, series, status, origin, supply_type, \
+                 currency_code, invoice_number, invoice_year, net_total, tax_total, withholding_total, \
+                 total, line_count, lines_json, created_at) \
+                 VALUES ($1, $2, 'customer', $3, $4, 'api', $5, 'EUR', $6, 2026, 0, 0, 0, 0, 0, '[]', 0)",
+            )
+            .bind(id)
+            .bind(&company)
+            .bind(series)
+            .bind(status)
+            .bind(supply)
+            .bind(number)
+            .execute(&mut *conn)
+            .await
+            .map(drop)
+        }
+    };
+    insert("before", "invoice", "issued", "goods", Some(1))
+        .await
+        .expect("an issued invoice before the swap");
+    // The current release's start, twice at once (two servers starting together).
+    let (a, b) = tokio::join!(t.db.migrate(), t.db.migrate());
+    a.expect("migrate");
+    b.expect("migrate again");
+    t.db.migrate().await.expect("migrate once more");
+    if t.db.backend() == Backend::Postgres {
+        let checks: Vec<(String, i64)> = sqlx::query_as(
+            "SELECT CAST(conname AS TEXT), CAST(CASE WHEN convalidated THEN 1 ELSE 0 END AS BIGINT) \
+             FROM pg_constraint WHERE conrelid = CAST('invoices' AS regclass) AND contype = 'c'",
+        )
+        .fetch_all(&mut *conn)
+        .await
+        .expect("the table's checks");
+        assert_eq!(
+            checks,
+            vec![(store::postgres_checks::NAME.to_owned(), 1)],
+            "one check of invoices, in force for every row"
+        );
+    }
+    let kept: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM invoices WHERE id = 'before'")
+        .fetch_one(&mut *conn)
+        .await
+        .expect("count");
+    assert_eq!(kept, 1, "the invoice from before the swap is kept");
+    insert("draft", "invoice", "draft", "services", None)
+        .await
+        .expect("a draft");
+    insert("corrective", "corrective", "issued", "services", Some(1))
+        .await
+        .expect("an issued corrective invoice");
+    for (id, series, status, supply, number, broken) in [
+        ("s", "proforma", "draft", "goods", None, "an unknown series"),
+        ("t", "invoice", "paid", "goods", Some(2), "an unknown status"),
+        ("u", "invoice", "draft", "rent", None, "an unknown kind of supply"),
+        ("v", "invoice", "issued", "goods", None, "an issued invoice without a number"),
+        ("w", "invoice", "draft", "goods", Some(3), "a draft with a number"),
+    ] {
+        let refused = insert(id, series, status, supply, number)
+            .await
+            .expect_err(broken);
+        assert!(
+            refused.to_string().to_lowercase().contains("constraint"),
+            "{broken}: refused by a check, not for another reason: {refused}"
+        );
+    }
+    // Updates are checked too: issuing a draft without giving it a number.
+    let refused = sqlx::query("UPDATE invoices SET status = 'issued' WHERE id = 'draft'")
+        .execute(&mut *conn)
+        .await
+        .expect_err("an update that leaves an issued invoice without a number");
+    assert!(refused.to_string().to_lowercase().contains("constraint"), "{refused}");
+});
+
 /// Inserts the customer `customer` of `company`.
 async fn customer(conn: &mut sqlx::AnyConnection, company: &store::CompanyId) {
     sqlx::query(
