@@ -651,10 +651,10 @@ both_engines!(invoice_indexes_hold_only_the_rows_read_through_them, upto Some(24
     }
 });
 
-// The database refuses an invoice row that breaks what the migrations' checks say, before
-// and after PostgreSQL's four checks of `invoices` become one (`store::postgres_checks`),
-// and on a database that held invoices before the swap: its rows stay, and the one
-// constraint is in force for them too (validated), however many times the step runs.
+// The database refuses an invoice row that breaks what the migrations' checks say once
+// PostgreSQL's four checks of `invoices` have become one (`store::postgres_checks`; SQLite
+// keeps the four), on a database that held invoices before the swap: its rows stay, and the
+// one constraint is in force for them too (validated), however many times the step runs.
 both_engines!(invoice_rows_are_checked_by_one_constraint, upto Some(27), |t| {
     let company = t.company().await;
     let mut conn = t.db.pool().acquire().await.expect("connection");
@@ -725,7 +725,7 @@ both_engines!(invoice_rows_are_checked_by_one_constraint, upto Some(27), |t| {
             .await
             .expect_err(broken);
         assert!(
-            refused.to_string().to_lowercase().contains("constraint"),
+            refused.to_string().to_lowercase().contains("check constraint"),
             "{broken}: refused by a check, not for another reason: {refused}"
         );
     }
@@ -734,7 +734,10 @@ both_engines!(invoice_rows_are_checked_by_one_constraint, upto Some(27), |t| {
         .execute(&mut *conn)
         .await
         .expect_err("an update that leaves an issued invoice without a number");
-    assert!(refused.to_string().to_lowercase().contains("constraint"), "{refused}");
+    assert!(
+        refused.to_string().to_lowercase().contains("check constraint"),
+        "{refused}"
+    );
 });
 
 /// Inserts the customer `customer` of `company`.
