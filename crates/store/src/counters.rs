@@ -34,3 +34,33 @@ pub async fn next(
     .fetch_one(conn)
     .await
 }
+
+/// PostgreSQL: takes the company's next draft number of `year` in a transaction of its
+/// own, committed before the draft's ([`crate::Writing::ahead`]), so that the counter's row
+/// is locked for this one statement rather than to the end of the draft's transaction,
+/// whose commit waits for the disk: a company's new drafts then no longer wait for each
+/// other's commits.
+///
+/// Draft numbers are an ordering sequence, not the law's gapless numbering (an issued
+/// invoice's number is taken inside its transaction, [`next`]): a draft whose insert then
+/// fails leaves its number unused. This statement's commit does not wait for the disk
+/// (`synchronous_commit` off for it alone): a number lost in a crash was used by no draft,
+/// because a draft's own commit waits for the log up to its record, which comes after this.
+pub async fn next_ahead(
+    conn: &mut AnyConnection,
+    company_id: &crate::CompanyId,
+    year: i64,
+) -> sqlx::Result<i64> {
+    sqlx::query_scalar(
+        "WITH local_commit AS (SELECT set_config('synchronous_commit', 'off', true)) \
+         INSERT INTO document_counters (company_id, series, year, next_number) \
+         SELECT $1, 'draft', $2, 2 FROM local_commit \
+         ON CONFLICT (company_id, series, year) \
+         DO UPDATE SET next_number = document_counters.next_number + 1 \
+         RETURNING next_number - 1",
+    )
+    .bind(company_id)
+    .bind(year)
+    .fetch_one(conn)
+    .await
+}

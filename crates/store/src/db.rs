@@ -1030,6 +1030,15 @@ pub trait Writing: Send {
         async { Ok(()) }
     }
 
+    /// PostgreSQL only: the connection while nothing of the transaction was sent yet, for a
+    /// statement that commits on its own ahead of it (a draft's number,
+    /// [`crate::counters::next_ahead`]); it does not count as the transaction's, which is
+    /// as if nothing had been sent. `None` on SQLite (its writer is held for the whole
+    /// transaction anyway), once the transaction has begun, or where it is not known.
+    fn ahead(&mut self) -> Option<&mut AnyConnection> {
+        None
+    }
+
     /// The name of the engine (as [`AnyConnection::backend_name`]); sends nothing.
     fn backend_name(&self) -> &str;
 }
@@ -1089,6 +1098,13 @@ impl Writing for WriteTx {
                 commit: None,
                 conn,
             }),
+            _ => None,
+        }
+    }
+
+    fn ahead(&mut self) -> Option<&mut AnyConnection> {
+        match &mut self.open {
+            Open::Pooled { conn, begun: false } => Some(&mut **conn),
             _ => None,
         }
     }

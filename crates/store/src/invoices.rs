@@ -130,15 +130,18 @@ pub(crate) const COLUMNS: &str = "id, company_id, recipient_id, series, status, 
     details_json, document_json, recurring_invoice_id";
 
 /// Stores a new draft with the next draft number of its `order_year`, taken from the
-/// `draft` series of `document_counters` ([`crate::counters::next`]'s counter) by the same
-/// round trip that inserts the row; returns the number and the company's enabled webhook
-/// endpoints ([`NumberedDraft`]). While SQLite's single writer is
-/// held, each statement is a hand-off to the connection's thread and back: this is one.
+/// `draft` series of `document_counters` ([`crate::counters::next`]'s counter); returns the
+/// number and the company's enabled webhook endpoints ([`NumberedDraft`]).
 ///
-/// The counter and the insert go as one batch on SQLite (the insert reads the counter the
-/// upsert just moved) and as one statement on PostgreSQL (the insert takes the number the
-/// upsert returns: statements of one `WITH` share a snapshot, so reading the table there
-/// would see the old value, and under concurrency a stale one).
+/// On PostgreSQL, when the draft is the first thing its transaction writes, the number is
+/// taken just before, by a statement that commits on its own
+/// ([`crate::counters::next_ahead`]): the counter's row is then not locked until the
+/// draft's commit, so a company's new drafts do not queue on it. Otherwise it is taken by
+/// the same round trip that inserts the row: one batch on SQLite (the insert reads the
+/// counter the upsert just moved; while SQLite's single writer is held, each statement is a
+/// hand-off to the connection's thread and back) and one statement on PostgreSQL (the
+/// insert takes the number the upsert returns: statements of one `WITH` share a snapshot,
+/// so reading the table there would see the old value, and under concurrency a stale one).
 ///
 /// When `tx` allows it ([`Writing::closing`]) and the company is not known to have webhook
 /// endpoints, the draft is sent so that it also begins and commits `tx` (refused, and then
@@ -149,18 +152,27 @@ pub async fn insert_numbered_draft(
     r: &InvoiceRow,
 ) -> sqlx::Result<NumberedDraft> {
     let year = r.order_year.unwrap_or_default();
+    let postgres = tx.backend_name().eq_ignore_ascii_case("postgresql");
+    // `$37` is the company; `$38` the number taken ahead, or else the year to take it in.
+    let ahead = match tx.ahead() {
+        Some(conn) if postgres => {
+            Some(crate::counters::next_ahead(conn, &r.company_id, year).await?)
+        }
+        _ => None,
+    };
     let counter = "INSERT INTO document_counters (company_id, series, year, next_number) \
          VALUES ($37, 'draft', $38, 2) ON CONFLICT (company_id, series, year) \
          DO UPDATE SET next_number = document_counters.next_number + 1";
-    let postgres = tx.backend_name().eq_ignore_ascii_case("postgresql");
-    let (counter, number) = if postgres {
+    let (counter, number) = if ahead.is_some() {
+        (None, "$38".to_owned())
+    } else if postgres {
         (
-            format!("{counter} RETURNING next_number - 1 AS number"),
+            Some(format!("{counter} RETURNING next_number - 1 AS number")),
             format!("(SELECT number FROM {})", crate::batch::FIRST),
         )
     } else {
         (
-            counter.to_owned(),
+            Some(counter.to_owned()),
             "(SELECT next_number - 1 FROM document_counters \
              WHERE company_id = $37 AND series = 'draft' AND year = $38)"
                 .to_owned(),
@@ -176,19 +188,17 @@ pub async fn insert_numbered_draft(
         })
         .collect();
     let endpoints = crate::webhooks::enabled_endpoints("$37");
-    let statements = vec![
-        counter,
-        format!(
-            "INSERT INTO invoices ({COLUMNS}) VALUES ({}) RETURNING order_number, {endpoints}",
-            values.join(", "),
-        ),
-    ];
+    let mut statements: Vec<String> = counter.into_iter().collect();
+    statements.push(format!(
+        "INSERT INTO invoices ({COLUMNS}) VALUES ({}) RETURNING order_number, {endpoints}",
+        values.join(", "),
+    ));
     let send = async |sql: String, conn: &mut sqlx::AnyConnection| {
         let q = sqlx::query(sqlx::AssertSqlSafe(sql));
         // `fetch_all`: on SQLite, `fetch_one` would look only at the upsert's (empty) result.
         let rows = bind_row(q, r)
             .bind(r.company_id.as_str())
-            .bind(year)
+            .bind(ahead.unwrap_or(year))
             .fetch_all(conn)
             .await?;
         let last = rows.last().ok_or(sqlx::Error::RowNotFound)?;

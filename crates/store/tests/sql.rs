@@ -227,6 +227,130 @@ both_engines!(concurrent_takers_share_no_number_and_skip_none, |t| {
     assert_eq!(got, (1..=40).collect::<Vec<i64>>());
 });
 
+// A company's new drafts do not queue on its draft counter on PostgreSQL: a draft that is
+// the first write of its transaction takes its number ahead of that transaction, in a
+// statement that commits on its own, so a second draft is stored and committed (here the
+// self-committing way a new draft through the API is) while the first's transaction is
+// still open, and a rolled-back draft's number stays used. Draft numbers order drafts; they
+// are not the law's gapless numbers (see `counters_are_gapless_...` for those). On SQLite,
+// whose single writer runs one transaction at a time, the number is taken inside the draft's
+// transaction and a rollback gives it back. Taken inside a transaction that has begun, the
+// number is given back on both.
+both_engines!(
+    a_drafts_number_is_taken_ahead_of_its_transaction_on_postgres,
+    |t| {
+        let db = &t.db;
+        let postgres = db.backend() == Backend::Postgres;
+        let company = t.company().await;
+        customer(
+            &mut db.pool().acquire().await.expect("connection"),
+            &company,
+        )
+        .await;
+
+        let mut first = db.begin_write_deferred().await.expect("open");
+        assert_eq!(store_draft(&mut first, &company).await, 1);
+        let expected_next = if postgres {
+            // Stored and committed while `first` is open: it did not wait for `first`'s lock on
+            // the counter's row (which it would have held until its end).
+            let mut second = db.begin_write_deferred().await.expect("open");
+            second.allow_closing();
+            let n = tokio::time::timeout(
+                std::time::Duration::from_secs(60),
+                store_draft(&mut second, &company),
+            )
+            .await
+            .expect("the second draft waited for the first draft's transaction to end");
+            assert_eq!(n, 2);
+            second.commit().await.expect("nothing left to commit");
+            first.rollback().await.expect("rollback");
+            // 1 stays used, though its draft was rolled back.
+            3
+        } else {
+            first.rollback().await.expect("rollback");
+            // 1 is given back with its draft.
+            1
+        };
+        let mut tx = db.begin_write_deferred().await.expect("open");
+        assert_eq!(store_draft(&mut tx, &company).await, expected_next);
+        tx.commit().await.expect("commit");
+
+        // Inside a transaction that has begun: the number is the transaction's.
+        let mut tx = db.begin_write_deferred().await.expect("open");
+        store::Writing::conn(&mut tx).await.expect("begin");
+        assert_eq!(store_draft(&mut tx, &company).await, expected_next + 1);
+        tx.rollback().await.expect("rollback");
+        let mut tx = db.begin_write_deferred().await.expect("open");
+        assert_eq!(
+            store_draft(&mut tx, &company).await,
+            expected_next + 1,
+            "a number taken inside a rolled-back transaction was not given back"
+        );
+        tx.commit().await.expect("commit");
+
+        let mut conn = db.pool().acquire().await.expect("connection");
+        let mut numbers: Vec<i64> =
+            sqlx::query_scalar("SELECT order_number FROM invoices WHERE company_id = $1")
+                .bind(&company)
+                .fetch_all(&mut *conn)
+                .await
+                .expect("the drafts");
+        numbers.sort_unstable();
+        let stored = if postgres { vec![2, 3, 4] } else { vec![1, 2] };
+        assert_eq!(
+            numbers, stored,
+            "the committed drafts and only they are stored"
+        );
+    }
+);
+
+/// Stores a new draft of `company` for its customer (see [`customer`]) through `tx`,
+/// returning its number.
+async fn store_draft(tx: &mut store::WriteTx, company: &store::CompanyId) -> i64 {
+    let row = store::invoices::InvoiceRow {
+        id: store::new_id(),
+        company_id: company.clone(),
+        recipient_id: "customer".to_owned(),
+        series: store::invoices::Series::Invoice,
+        status: store::invoices::InvoiceStatus::Draft,
+        origin: store::invoices::Origin::Api,
+        supply_type: "services".to_owned(),
+        currency_code: "EUR".to_owned(),
+        treatment: None,
+        invoice_number: None,
+        invoice_year: None,
+        reference: None,
+        issued_at: None,
+        order_number: None,
+        order_year: Some(2026),
+        net_total: 0,
+        tax_total: 0,
+        withholding_total: 0,
+        total: 0,
+        line_count: 0,
+        lines_json: "[]".to_owned(),
+        custom_placeholder_values_json: "{}".to_owned(),
+        exchange_rates_json: "{}".to_owned(),
+        bank_accounts_json: "[]".to_owned(),
+        issuer_snapshot_json: None,
+        recipient_snapshot_json: None,
+        corrected_invoice_id: None,
+        correction_reason: None,
+        proforma_id: None,
+        created_at: 0,
+        updated_at: None,
+        due_date: None,
+        paid_minor: 0,
+        details_json: "{}".to_owned(),
+        document_json: None,
+        recurring_invoice_id: None,
+    };
+    store::invoices::insert_numbered_draft(tx, &row)
+        .await
+        .expect("store a draft")
+        .order_number
+}
+
 async fn enqueue(db: &Db, kind: &str, company: Option<&str>) -> String {
     let mut job = jobs::NewJob::new(kind, serde_json::json!({}));
     if let Some(c) = company {
