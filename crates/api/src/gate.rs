@@ -70,6 +70,10 @@ pub struct TxSlot {
     /// Whether [`Tx::done`] commits: only where nothing after the handler writes in the
     /// transaction and it is committed on success (see there).
     early: bool,
+    /// Whether the transaction is committed when the request succeeds (not an AI caller's
+    /// dry run): a store function may then commit a statement on its own ahead of it
+    /// ([`store::WriteTx::allow_ahead`]).
+    commits: bool,
 }
 
 enum SlotState {
@@ -81,11 +85,12 @@ enum SlotState {
 }
 
 impl TxSlot {
-    fn new(db: store::Db, early: bool) -> Self {
+    fn new(db: store::Db, early: bool, commits: bool) -> Self {
         Self {
             db,
             tx: Arc::new(Mutex::new(SlotState::NotBegun)),
             early,
+            commits,
         }
     }
 
@@ -150,10 +155,17 @@ impl Tx {
     /// send ([`store::Writing::closing`]): one hand-off to SQLite's writer, or two round
     /// trips to PostgreSQL, fewer, and SQLite's writer is let go before the answer is made.
     /// What the handler does after them can no longer undo them, as after [`Tx::done`].
+    ///
+    /// Unless the request is an AI caller's dry run, a store function may also commit a
+    /// statement on its own ahead of the transaction ([`store::WriteTx::allow_ahead`]: a
+    /// new draft's number on PostgreSQL, which a failed request then leaves unused).
     pub async fn writing(&self, last: bool) -> AppResult<MappedMutexGuard<'_, store::WriteTx>> {
         let mut tx = self.0.open().await?;
         if last && self.0.early {
             tx.allow_closing();
+        }
+        if self.0.commits {
+            tx.allow_ahead();
         }
         Ok(tx)
     }
@@ -251,7 +263,7 @@ async fn run_in_tx(
     commit: bool,
     idem: Option<&idempotency::Idem>,
 ) -> Response {
-    let slot = TxSlot::new(state.db.clone(), commit && idem.is_none());
+    let slot = TxSlot::new(state.db.clone(), commit && idem.is_none(), commit);
     req.extensions_mut().insert(slot.clone());
     let mut resp = next.run(req).await;
     if commit && resp.status().is_success() {

@@ -831,6 +831,8 @@ pub struct WriteTx {
     open: Open,
     /// Whether its next statements may end it themselves ([`WriteTx::allow_closing`]).
     closable: bool,
+    /// Whether a statement may commit on its own ahead of it ([`WriteTx::allow_ahead`]).
+    aheadable: bool,
 }
 
 enum Open {
@@ -872,6 +874,7 @@ impl WriteTx {
         Self {
             open,
             closable: false,
+            aheadable: false,
         }
     }
 
@@ -880,6 +883,14 @@ impl WriteTx {
     /// (the request gate's for a person's request without an idempotency key).
     pub fn allow_closing(&mut self) {
         self.closable = true;
+    }
+
+    /// Lets a statement commit on its own ahead of the transaction while nothing of it was
+    /// sent ([`Writing::ahead`]), for a caller that commits the transaction when its work
+    /// succeeds: not an AI caller's dry run, which must leave nothing behind, since a
+    /// statement ahead stays committed when the transaction is rolled back.
+    pub fn allow_ahead(&mut self) {
+        self.aheadable = true;
     }
 
     /// Makes the transaction's changes durable.
@@ -1033,8 +1044,11 @@ pub trait Writing: Send {
     /// PostgreSQL only: the connection while nothing of the transaction was sent yet, for a
     /// statement that commits on its own ahead of it (a draft's number,
     /// [`crate::counters::next_ahead`]); it does not count as the transaction's, which is
-    /// as if nothing had been sent. `None` on SQLite (its writer is held for the whole
-    /// transaction anyway), once the transaction has begun, or where it is not known.
+    /// as if nothing had been sent, and stays committed if the transaction is rolled back.
+    /// `None` on SQLite (its writer is held for the whole transaction anyway), once the
+    /// transaction has begun, where its owner did not allow it
+    /// ([`WriteTx::allow_ahead`]: an AI caller's dry run must leave nothing behind), or
+    /// where it is not known.
     fn ahead(&mut self) -> Option<&mut AnyConnection> {
         None
     }
@@ -1104,7 +1118,7 @@ impl Writing for WriteTx {
 
     fn ahead(&mut self) -> Option<&mut AnyConnection> {
         match &mut self.open {
-            Open::Pooled { conn, begun: false } => Some(&mut **conn),
+            Open::Pooled { conn, begun: false } if self.aheadable => Some(&mut **conn),
             _ => None,
         }
     }

@@ -234,8 +234,9 @@ both_engines!(concurrent_takers_share_no_number_and_skip_none, |t| {
 // still open, and a rolled-back draft's number stays used. Draft numbers order drafts; they
 // are not the law's gapless numbers (see `counters_are_gapless_...` for those). On SQLite,
 // whose single writer runs one transaction at a time, the number is taken inside the draft's
-// transaction and a rollback gives it back. Taken inside a transaction that has begun, the
-// number is given back on both.
+// transaction and a rollback gives it back. Taken inside a transaction that has begun, or
+// one whose owner did not allow a statement ahead of it (an AI caller's dry run, which must
+// leave nothing), the number is given back on both.
 both_engines!(
     a_drafts_number_is_taken_ahead_of_its_transaction_on_postgres,
     |t| {
@@ -249,12 +250,14 @@ both_engines!(
         .await;
 
         let mut first = db.begin_write_deferred().await.expect("open");
+        first.allow_ahead();
         assert_eq!(store_draft(&mut first, &company).await, 1);
         let expected_next = if postgres {
             // Stored and committed while `first` is open: it did not wait for `first`'s lock on
             // the counter's row (which it would have held until its end).
             let mut second = db.begin_write_deferred().await.expect("open");
             second.allow_closing();
+            second.allow_ahead();
             let n = tokio::time::timeout(
                 std::time::Duration::from_secs(60),
                 store_draft(&mut second, &company),
@@ -272,15 +275,22 @@ both_engines!(
             1
         };
         let mut tx = db.begin_write_deferred().await.expect("open");
+        tx.allow_ahead();
         assert_eq!(store_draft(&mut tx, &company).await, expected_next);
         tx.commit().await.expect("commit");
 
-        // Inside a transaction that has begun: the number is the transaction's.
+        // Inside a transaction that has begun, and where a statement ahead is not allowed:
+        // the number is the transaction's, and its rollback gives it back.
         let mut tx = db.begin_write_deferred().await.expect("open");
+        tx.allow_ahead();
         store::Writing::conn(&mut tx).await.expect("begin");
         assert_eq!(store_draft(&mut tx, &company).await, expected_next + 1);
         tx.rollback().await.expect("rollback");
+        let mut dry = db.begin_write_deferred().await.expect("open");
+        assert_eq!(store_draft(&mut dry, &company).await, expected_next + 1);
+        dry.rollback().await.expect("rollback");
         let mut tx = db.begin_write_deferred().await.expect("open");
+        tx.allow_ahead();
         assert_eq!(
             store_draft(&mut tx, &company).await,
             expected_next + 1,
