@@ -44,6 +44,9 @@ pub struct Batch {
     /// refuses it (its own parameters renumbered after the statements') and the `COMMIT`
     /// sent after it, if any.
     closing: Option<(String, Option<&'static str>)>,
+    /// How many statements at the end answer the batch, each row led by the statement's
+    /// index among them ([`Batch::answered_by`]); `None`: the last, as it returns.
+    answers: Option<usize>,
 }
 
 /// What the first statement of a batch is called on PostgreSQL, where it is the clause
@@ -54,6 +57,15 @@ impl Batch {
     /// An empty batch.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Makes the batch's last `n` statements its answer (PostgreSQL, in a batch that ends
+    /// its own transaction, [`Batch::self_committing`]): the batch is refused unless each
+    /// changed a row, and answers their rows, each led by the statement's index among them
+    /// (from 0), through [`Batch::fetch_all_rows`].
+    pub fn answered_by(&mut self, n: usize) -> &mut Self {
+        self.answers = Some(n);
+        self
     }
 
     /// Adds a statement whose parameters are `$1..$k`; bind its `k` values next, in order.
@@ -135,13 +147,42 @@ impl Batch {
         let Some(closing) = tx.closing() else {
             return Ok(None);
         };
+        self.close_with(condition, count, values, closing.begin, closing.commit);
+        Ok(Some(closing.conn))
+    }
+
+    /// PostgreSQL: makes the batch one statement, sent outside a transaction, that ends
+    /// itself (as [`Batch::closing`] does for a transaction that allows it), refused when
+    /// one of its answering statements changed no row or `refuse_if` holds after them.
+    /// For a batch that is several transactions' last writes ([`crate::invoices`]'s
+    /// issues made together), whose connection is none of theirs.
+    pub fn self_committing(&mut self, refuse_if: &str, values: &[&str]) -> sqlx::Result<()> {
+        self.check()?;
+        let (condition, count) = renumber(refuse_if, self.params);
+        if count != values.len() {
+            return Err(sqlx::Error::Protocol(format!(
+                "a refusal with {count} parameters given {} values",
+                values.len()
+            )));
+        }
+        self.close_with(condition, count, values, None, None);
+        Ok(())
+    }
+
+    fn close_with(
+        &mut self,
+        condition: String,
+        count: usize,
+        values: &[&str],
+        begin: Option<&'static str>,
+        commit: Option<&'static str>,
+    ) {
         for value in values {
             self.bind(*value);
         }
         self.params += count;
-        self.begin = closing.begin;
-        self.closing = Some((condition, closing.commit));
-        Ok(Some(closing.conn))
+        self.begin = begin;
+        self.closing = Some((condition, commit));
     }
 
     /// Whether nothing was pushed.
@@ -188,6 +229,20 @@ impl Batch {
         Ok(rows.pop())
     }
 
+    /// Runs every statement, in one round trip, and returns every row the answering
+    /// statements returned ([`Batch::answered_by`]), each led by its statement's index.
+    pub async fn fetch_all_rows<R>(self, conn: &mut AnyConnection) -> sqlx::Result<Vec<R>>
+    where
+        R: for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> + Send + Unpin,
+    {
+        let Some((sql, args)) = self.into_query(conn)? else {
+            return Ok(Vec::new());
+        };
+        sqlx::query_as_with(AssertSqlSafe(sql), args)
+            .fetch_all(conn)
+            .await
+    }
+
     /// Whether the batch can be sent: every value encoded, as many values as parameters.
     fn check(&self) -> sqlx::Result<()> {
         if let Some(e) = &self.failed {
@@ -220,6 +275,14 @@ impl Batch {
         }
         let sql = match &self.closing {
             None => join(&statements, postgres),
+            Some((refuse_if, commit)) if let Some(answers) = self.answers => {
+                if !postgres || commit.is_some() {
+                    return Err(sqlx::Error::Protocol(
+                        "only PostgreSQL answers a batch with several statements".into(),
+                    ));
+                }
+                closing_answered(statements, refuse_if, answers)
+            }
             Some((refuse_if, commit)) => closing(statements, postgres, refuse_if, *commit),
         };
         Ok(Some(match self.begin {
@@ -440,6 +503,10 @@ pub fn refusal(last: Option<&str>, refuse_if: &str) -> String {
         None => "changes() = 0".to_owned(),
         Some(clause) => format!("NOT EXISTS (SELECT 1 FROM {clause})"),
     };
+    refused_when(&unchanged, refuse_if)
+}
+
+fn refused_when(unchanged: &str, refuse_if: &str) -> String {
     format!(
         "INSERT INTO write_refusals (reason) SELECT 'refused' WHERE {unchanged} OR ({refuse_if})"
     )
@@ -470,6 +537,32 @@ pub(crate) fn closing(
     statements.push(refusal(None, refuse_if));
     statements.extend(commit.map(str::to_owned));
     statements.join(";\n")
+}
+
+/// PostgreSQL's [`closing`] for a batch whose last `answers` statements answer it
+/// ([`Batch::answered_by`]): `WITH w1 AS (a), w2 AS (b), w3 AS (c), w4 AS (refusal)
+/// SELECT 0, * FROM w2 UNION ALL SELECT 1, * FROM w3`, refused unless each of them changed
+/// a row.
+fn closing_answered(mut statements: Vec<String>, refuse_if: &str, answers: usize) -> String {
+    let first = statements.len().saturating_sub(answers) + 1;
+    let clauses: Vec<String> = (first..=statements.len())
+        .map(|i| format!("w{i}"))
+        .collect();
+    let unchanged: Vec<String> = clauses
+        .iter()
+        .map(|c| format!("NOT EXISTS (SELECT 1 FROM {c})"))
+        .collect();
+    statements.push(refused_when(&unchanged.join(" OR "), refuse_if));
+    let mut out = with_clauses(&statements, 40 * answers);
+    for (i, c) in clauses.iter().enumerate() {
+        if i > 0 {
+            out.push_str(" UNION ALL ");
+        }
+        out.push_str(&format!(
+            "SELECT CAST({i} AS BIGINT) AS answer, {c}.* FROM {c}"
+        ));
+    }
+    out
 }
 
 /// `INSERT INTO t (...) VALUES (v...) rest` as `INSERT INTO t (...) SELECT v... FROM

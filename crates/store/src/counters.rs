@@ -9,6 +9,13 @@ pub(crate) const TAKE: &str = "INSERT INTO document_counters (company_id, series
      ON CONFLICT (company_id, series, year) \
      DO UPDATE SET next_number = document_counters.next_number + 1";
 
+/// [`TAKE`] for `$5` numbers at once: the first taken is `next_number - $5` of the row it
+/// leaves (a company's issues made together, [`crate::together`]).
+pub(crate) const TAKE_SOME: &str = "INSERT INTO document_counters (company_id, series, year, next_number) \
+     VALUES ($1, $2, $3, $4 + $5) \
+     ON CONFLICT (company_id, series, year) \
+     DO UPDATE SET next_number = document_counters.next_number + $5";
+
 /// Takes the next number of a series in a year, starting at `first` for a new year.
 ///
 /// Must run inside the transaction that uses the number: if that transaction

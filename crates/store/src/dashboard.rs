@@ -369,77 +369,168 @@ pub async fn push_issue(
     else {
         return Ok(());
     };
-    let company_id = &row.company_id;
-    let ordinary = row.series == crate::kinds::Series::Invoice;
-    let counts = if ordinary {
-        let (paid, partially_paid) = payment_state(row.total, row.paid_minor);
-        CountsDelta {
-            issued: 1,
-            paid,
-            partially_paid,
-            ..CountsDelta::default()
-        }
-    } else {
-        // An ordinary invoice counts as corrected from its first issued corrective invoice.
-        let mut corrected = 0;
-        if let Some(original) = &row.corrected_invoice_id {
-            let conn = tx.conn().await?;
-            let issued_original: i64 = sqlx::query_scalar(
-                "SELECT COUNT(*) FROM invoices WHERE id = $1 AND status = 'issued' AND series = 'invoice'",
-            )
-            .bind(original)
-            .fetch_one(&mut *conn)
-            .await?;
-            let earlier: i64 = sqlx::query_scalar(
-                "SELECT COUNT(*) FROM invoices WHERE corrected_invoice_id = $1 AND status = 'issued' AND id <> $2",
-            )
-            .bind(original)
-            .bind(&row.id)
-            .fetch_one(&mut *conn)
-            .await?;
-            corrected = i64::from(issued_original > 0 && earlier == 0);
-        }
-        CountsDelta {
-            corrective: 1,
-            corrected,
-            ..CountsDelta::default()
-        }
+    if row.series == crate::kinds::Series::Invoice {
+        push_issued(batch, &[row]);
+        return Ok(());
+    }
+    // An ordinary invoice counts as corrected from its first issued corrective invoice.
+    let mut corrected = 0;
+    if let Some(original) = &row.corrected_invoice_id {
+        let conn = tx.conn().await?;
+        let issued_original: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM invoices WHERE id = $1 AND status = 'issued' AND series = 'invoice'",
+        )
+        .bind(original)
+        .fetch_one(&mut *conn)
+        .await?;
+        let earlier: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM invoices WHERE corrected_invoice_id = $1 AND status = 'issued' AND id <> $2",
+        )
+        .bind(original)
+        .bind(&row.id)
+        .fetch_one(&mut *conn)
+        .await?;
+        corrected = i64::from(issued_original > 0 && earlier == 0);
+    }
+    let counts = CountsDelta {
+        corrective: 1,
+        corrected,
+        ..CountsDelta::default()
     };
+    let currency = row.currency_code.as_str();
     push_day(
         batch,
-        company_id,
-        row.currency_code.as_str(),
+        &row.company_id,
+        currency,
         issued_at / DAY,
         row.net_total,
         counts,
     );
-    // The customer's revenue and count, and (ordinary invoices only) when they were first
-    // issued one: the earliest of the stored and this one, a corrective invoice's NULL
-    // keeping the stored.
+    // A corrective invoice's NULL `first_issued` keeps the customer's stored one.
+    push_customer(
+        batch,
+        &row.company_id,
+        currency,
+        row.recipient_id.as_str(),
+        row.net_total,
+        1,
+        None,
+    );
+    Ok(())
+}
+
+/// Adds the rollup writes of just-issued ordinary invoices of one company (`rows`, others
+/// are skipped) to `batch`: one write per rollup row, their sums, since PostgreSQL refuses
+/// a statement that upserts one row twice (a company's issues made together,
+/// [`crate::invoices::store_issued`]).
+pub fn push_issued(batch: &mut Batch, rows: &[&crate::invoices::InvoiceRow]) {
+    // (currency, day) -> net total and counts; (currency, customer) -> net total, count and
+    // the earliest issue; due day -> unpaid invoices. A handful of invoices: searched in turn.
+    let mut days: Vec<((&str, i64), i64, CountsDelta)> = Vec::new();
+    let mut customers: Vec<((&str, &str), i64, i64, i64)> = Vec::new();
+    let mut due: Vec<(i64, i64)> = Vec::new();
+    let mut company = None;
+    for row in rows {
+        let Some(issued_at) = row.issued_at.filter(|_| {
+            row.status == crate::kinds::InvoiceStatus::Issued
+                && row.series == crate::kinds::Series::Invoice
+        }) else {
+            continue;
+        };
+        company.get_or_insert(&row.company_id);
+        let currency = row.currency_code.as_str();
+        let (paid, partially_paid) = payment_state(row.total, row.paid_minor);
+        let key = (currency, issued_at / DAY);
+        match days.iter_mut().find(|d| d.0 == key) {
+            Some(d) => {
+                d.1 += row.net_total;
+                d.2.issued += 1;
+                d.2.paid += paid;
+                d.2.partially_paid += partially_paid;
+            }
+            None => days.push((
+                key,
+                row.net_total,
+                CountsDelta {
+                    issued: 1,
+                    paid,
+                    partially_paid,
+                    ..CountsDelta::default()
+                },
+            )),
+        }
+        let key = (currency, row.recipient_id.as_str());
+        match customers.iter_mut().find(|c| c.0 == key) {
+            Some(c) => {
+                c.1 += row.net_total;
+                c.2 += 1;
+                c.3 = c.3.min(issued_at);
+            }
+            None => customers.push((key, row.net_total, 1, issued_at)),
+        }
+        if let Some(due_date) = row.due_date
+            && row.paid_minor < row.total
+        {
+            let day = due_date / DAY;
+            match due.iter_mut().find(|d| d.0 == day) {
+                Some(d) => d.1 += 1,
+                None => due.push((day, 1)),
+            }
+        }
+    }
+    let Some(company_id) = company else {
+        return;
+    };
+    for ((currency, day), net_total, counts) in days {
+        push_day(batch, company_id, currency, day, net_total, counts);
+    }
+    // The customer's revenue and count, and when they were first issued an ordinary
+    // invoice: the earliest of the stored and these.
+    for ((currency, recipient), net_total, count, first) in customers {
+        push_customer(
+            batch,
+            company_id,
+            currency,
+            recipient,
+            net_total,
+            count,
+            Some(first),
+        );
+    }
+    for (day, invoices) in due {
+        push_unpaid_due(batch, company_id, day * DAY, invoices);
+    }
+}
+
+/// Adds `net_total` and `count` invoices to a customer's revenue in a currency, and
+/// `first_issued` (an ordinary invoice's issue) if it is earlier than the stored one.
+fn push_customer(
+    batch: &mut Batch,
+    company_id: &crate::CompanyId,
+    currency_code: &str,
+    recipient_id: &str,
+    net_total: i64,
+    count: i64,
+    first_issued: Option<i64>,
+) {
     batch
         .push(
             "INSERT INTO dashboard_customer_revenue (company_id, currency_code, recipient_id, net_total, \
-             invoice_count, first_issued) VALUES ($1, $2, $3, $4, 1, $5) \
+             invoice_count, first_issued) VALUES ($1, $2, $3, $4, $5, $6) \
              ON CONFLICT (company_id, currency_code, recipient_id) \
              DO UPDATE SET net_total = dashboard_customer_revenue.net_total + excluded.net_total, \
-             invoice_count = dashboard_customer_revenue.invoice_count + 1, \
+             invoice_count = dashboard_customer_revenue.invoice_count + excluded.invoice_count, \
              first_issued = CASE WHEN dashboard_customer_revenue.first_issued IS NULL \
              OR excluded.first_issued < dashboard_customer_revenue.first_issued \
              THEN COALESCE(excluded.first_issued, dashboard_customer_revenue.first_issued) \
              ELSE dashboard_customer_revenue.first_issued END",
         )
         .bind(company_id)
-        .bind(row.currency_code.as_str())
-        .bind(row.recipient_id.as_str())
-        .bind(row.net_total)
-        .bind(ordinary.then_some(issued_at));
-    if ordinary
-        && let Some(due_date) = row.due_date
-        && row.paid_minor < row.total
-    {
-        push_unpaid_due(batch, company_id, due_date, 1);
-    }
-    Ok(())
+        .bind(currency_code)
+        .bind(recipient_id)
+        .bind(net_total)
+        .bind(count)
+        .bind(first_issued);
 }
 
 /// Moves an invoice between the paid / partially paid counts after its `paid_minor`

@@ -1053,6 +1053,23 @@ pub trait Writing: Send {
         None
     }
 
+    /// PostgreSQL only: the transaction's connection itself, while nothing of the
+    /// transaction was sent and it may end with its next statements
+    /// ([`Writing::closing`]), for statements sent with other transactions' last
+    /// statements as one that commits itself (a company's issues made together,
+    /// [`crate::invoices::store_issued`]). Until it is given back ([`Writing::restore`])
+    /// the transaction is over, as after [`Writing::closed`] with `true`.
+    fn lend(&mut self) -> Option<Pooled> {
+        None
+    }
+
+    /// Gives back the connection [`Writing::lend`] took, unused for this transaction's
+    /// statements: the transaction is as if nothing had been sent and may no longer end
+    /// itself.
+    fn restore(&mut self, conn: Pooled) {
+        drop(conn);
+    }
+
     /// The name of the engine (as [`AnyConnection::backend_name`]); sends nothing.
     fn backend_name(&self) -> &str;
 }
@@ -1120,6 +1137,26 @@ impl Writing for WriteTx {
         match &mut self.open {
             Open::Pooled { conn, begun: false } if self.aheadable => Some(&mut **conn),
             _ => None,
+        }
+    }
+
+    fn lend(&mut self) -> Option<Pooled> {
+        if !self.closable {
+            return None;
+        }
+        match std::mem::replace(&mut self.open, Open::Done) {
+            Open::Pooled { conn, begun: false } => Some(conn),
+            other => {
+                self.open = other;
+                None
+            }
+        }
+    }
+
+    fn restore(&mut self, conn: Pooled) {
+        self.closable = false;
+        if matches!(self.open, Open::Done) {
+            self.open = Open::Pooled { conn, begun: false };
         }
     }
 

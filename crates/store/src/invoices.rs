@@ -346,6 +346,37 @@ pub async fn store_issued(
     reference: &[ReferencePart],
 ) -> sqlx::Result<Option<i64>> {
     let stamp = crate::now_micros();
+    // PostgreSQL, an ordinary invoice whose statement may end its transaction: made with
+    // the company's other issues waiting ([`crate::together`]).
+    if r.series == Series::Invoice
+        && tx.backend_name().eq_ignore_ascii_case("postgresql")
+        && !crate::webhooks::might_have_endpoints(&r.company_id)
+        && let Some(conn) = tx.lend()
+    {
+        r.invoice_number = None;
+        r.reference = None;
+        let issue = crate::together::Issue {
+            row: r.clone(),
+            first,
+            reference: reference.to_vec(),
+            stamp,
+        };
+        match crate::together::issue(issue, conn).await {
+            crate::together::Outcome::Issued(stored, conn) => {
+                drop(conn);
+                tx.closed(true).await?;
+                return Ok(Some(issued(r, stored, stamp)));
+            }
+            // Made alone below, the ordinary way.
+            crate::together::Outcome::Alone(conn) => tx.restore(conn),
+            crate::together::Outcome::Failed(e, conn) => {
+                if let Some(conn) = conn {
+                    tx.restore(conn);
+                }
+                return Err(e);
+            }
+        }
+    }
     let mut batch = issue_batch(tx, r, first, reference, stamp).await?;
     // All that is left of the transaction when the caller allows (no VERI*FACTU record
     // follows, say): sent so that it ends it too, refused (and made again the ordinary way)
@@ -380,6 +411,48 @@ pub async fn store_issued(
     Ok(stored)
 }
 
+/// The one statement that issues `issues`, ordinary invoices of one company prepared as
+/// issued (numbers and references left to it), taking the same counter, on PostgreSQL
+/// ([`crate::together`]): it moves the counter by their number, writes each invoice with
+/// the next number in turn and its reference, adds their rollups once, and commits; it is
+/// refused whole if one of the drafts changed or the company has enabled webhook
+/// endpoints. It answers, for each invoice in turn, its index among `issues`, its number,
+/// its reference and the company's endpoints.
+pub(crate) fn issues_together(issues: &[&crate::together::Issue]) -> sqlx::Result<Batch> {
+    let Some(head) = issues.first() else {
+        return Err(sqlx::Error::Protocol("no issue to make".into()));
+    };
+    let head = &head.row;
+    let mut batch = Batch::new();
+    batch.after_first();
+    batch
+        .push(&format!(
+            "{} RETURNING next_number - $5 AS n",
+            crate::counters::TAKE_SOME
+        ))
+        .bind(head.company_id.as_str())
+        .bind(head.series.as_str())
+        .bind(head.invoice_year.unwrap_or_default())
+        .bind(issues[0].first)
+        .bind(issues.len() as i64);
+    let rows: Vec<&InvoiceRow> = issues.iter().map(|i| &i.row).collect();
+    crate::dashboard::push_issued(&mut batch, &rows);
+    for (offset, issue) in (0i64..).zip(issues) {
+        push_update(
+            &mut batch,
+            &issue.row,
+            Update::Issued {
+                numbered_here: Some((&issue.reference, Counter::FirstClause(offset))),
+            },
+            issue.stamp,
+        );
+    }
+    batch.answered_by(issues.len());
+    let refuse_if = format!("{} > 0", crate::webhooks::enabled_endpoints("$1"));
+    batch.self_committing(&refuse_if, &[head.company_id.as_str()])?;
+    Ok(batch)
+}
+
 /// Fills in what [`store_issued`]'s batch returned (the number, the reference, the
 /// company's enabled endpoints) and returns the endpoints.
 fn issued(
@@ -409,7 +482,7 @@ async fn issue_batch(
     let numbered_here = if !postgres {
         Some(Counter::Table)
     } else if r.series == Series::Invoice {
-        Some(Counter::FirstClause)
+        Some(Counter::FirstClause(0))
     } else {
         None
     };
@@ -418,7 +491,7 @@ async fn issue_batch(
         r.reference = None;
         let take = match counter {
             Counter::Table => crate::counters::TAKE.to_owned(),
-            Counter::FirstClause => {
+            Counter::FirstClause(_) => {
                 batch.after_first();
                 format!("{} RETURNING next_number - 1 AS n", crate::counters::TAKE)
             }
@@ -460,9 +533,10 @@ enum Counter {
     /// The counter's row, moved by an earlier statement of the batch (SQLite, whose
     /// statements run in order and each see the last one's changes).
     Table,
-    /// The `RETURNING n` of the batch's first clause (PostgreSQL, whose clauses of one
-    /// `WITH` share one snapshot: the table would show the number before the move).
-    FirstClause,
+    /// The `RETURNING n` of the batch's first clause, plus the offset (PostgreSQL, whose
+    /// clauses of one `WITH` share one snapshot: the table would show the number before
+    /// the move; the offset is an invoice's place among issues made together).
+    FirstClause(i64),
 }
 
 /// Which update [`push_update`] writes.
@@ -494,7 +568,11 @@ fn push_update(batch: &mut Batch, r: &InvoiceRow, update: Update<'_>, updated_at
             // then the texts.
             let mut param = match counter {
                 Counter::Table => 32,
-                Counter::FirstClause => 31,
+                Counter::FirstClause(_) => 31,
+            };
+            let n = match counter {
+                Counter::FirstClause(offset) if offset > 0 => format!("(c.n + {offset})"),
+                _ => "c.n".to_owned(),
             };
             let parts: Vec<String> = parts
                 .iter()
@@ -503,17 +581,17 @@ fn push_update(batch: &mut Batch, r: &InvoiceRow, update: Update<'_>, updated_at
                         param += 1;
                         format!("${}", param - 1)
                     }
-                    ReferencePart::Number { pad } => padded("c.n", *pad),
+                    ReferencePart::Number { pad } => padded(&n, *pad),
                 })
                 .collect();
             (
-                "COALESCE($8, c.n)".to_owned(),
+                format!("COALESCE($8, {n})"),
                 format!("COALESCE($10, {})", parts.join(" || ")),
                 match counter {
                     Counter::Table => " FROM (SELECT next_number - 1 AS n FROM document_counters \
                      WHERE company_id = $1 AND series = $31 AND year = $9) AS c"
                         .to_owned(),
-                    Counter::FirstClause => {
+                    Counter::FirstClause(_) => {
                         format!(" FROM (SELECT n FROM {}) AS c", crate::batch::FIRST)
                     }
                 },

@@ -42,6 +42,7 @@ pub mod private;
 pub mod proformas;
 pub mod recurring;
 pub mod reports;
+mod together;
 pub mod token_cache;
 pub mod tokens;
 pub mod users;

@@ -391,3 +391,182 @@ db_test!(
         other.close().await;
     }
 );
+
+// Many of a company's issues at once, while its counter's row is held by another
+// transaction (on PostgreSQL; SQLite has one writer, and its issues run one by one): every
+// issue answers its own number, consecutive and gapless, references and rollups are right,
+// and on PostgreSQL the issues that waited were made together, several in one transaction
+// (the invoices share the transaction id that wrote them).
+db_test!(
+    a_companys_issues_waiting_for_its_counter_are_made_together,
+    |app| {
+        let c1 = settled_with_customer(&app).await;
+        let c2 = app.entity(&app.a, json!({"name": "US Co", "type": "US:Inc", "address": {"lines": ["1 Main St"],
+        "city": "Springfield", "zipcode": "62701", "state": "IL", "country": "US"}, "currency_code": "USD"})).await;
+        app.call(
+            "PATCH",
+            "/v1/company",
+            As::Human(&app.a),
+            Some(json!({"invoiceReferenceFormat": "A-{year}-{number:3}"})),
+        )
+        .await
+        .expect(200);
+        app.set_time("2026-06-01T10:00:00Z");
+        let first = app
+            .draft(&app.a, json!({"recipient_id": c1, "lines": one_line(100)}))
+            .await;
+        app.issue(&app.a, first["id"].as_str().unwrap()).await;
+        const N: usize = 12;
+        let mut ids = Vec::new();
+        for i in 0..N {
+            let body = if i % 3 == 0 {
+                json!({"recipient_id": c2, "currency_code": "USD", "lines": one_line(1000 + i as i64),
+                "exchange_rates": [{"from": "USD", "to": "EUR", "rate": "0.9"}]})
+            } else {
+                json!({"recipient_id": c1, "lines": one_line(500 + i as i64)})
+            };
+            let d = app.draft(&app.a, body).await;
+            ids.push(d["id"].as_str().unwrap().to_owned());
+        }
+
+        // PostgreSQL: another transaction holds the company's counter until two issues wait for
+        // it in PostgreSQL and the others had time to queue behind them in the server.
+        let held = match app.engine {
+            Engine::Postgres => {
+                let other = store::Db::connect(&app.url).await.unwrap();
+                let mut tx = other.begin_write().await.unwrap();
+                sqlx::query(
+                    "SELECT next_number FROM document_counters \
+                 WHERE company_id = $1 AND series = 'invoice' FOR UPDATE",
+                )
+                .bind(app.a.company_id.as_str())
+                .execute(tx.conn())
+                .await
+                .unwrap();
+                Some((other, tx))
+            }
+            Engine::Sqlite => None,
+        };
+        let paths: Vec<String> = ids
+            .iter()
+            .map(|id| format!("/v1/invoices/{id}/issue"))
+            .collect();
+        let calls = futures::future::join_all(
+            paths
+                .iter()
+                .map(|path| app.call("POST", path, As::Human(&app.a), None)),
+        );
+        let release = async {
+            let Some((other, tx)) = held else {
+                return;
+            };
+            // A bound on the wait, not a timing assertion: the check below says what happened.
+            for _ in 0..600 {
+                let (waiting,): (i64,) = sqlx::query_as(
+                    "SELECT COUNT(*) FROM pg_stat_activity \
+                 WHERE datname = current_database() AND wait_event_type = 'Lock'",
+                )
+                .fetch_one(other.pool())
+                .await
+                .unwrap();
+                if waiting >= 2 {
+                    break;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(1000)).await;
+            tx.commit().await.unwrap();
+        };
+        let (answers, ()) = futures::join!(calls, release);
+
+        let mut numbers = Vec::new();
+        for (id, answer) in ids.iter().zip(answers) {
+            let issued = answer.expect(200).json();
+            let number = issued["invoice_number"].as_i64().unwrap();
+            assert_eq!(issued["reference"], format!("A-2026-{number:03}"));
+            let stored = app
+                .get(&format!("/v1/invoices/{id}"), As::Human(&app.a))
+                .await
+                .expect(200)
+                .json();
+            assert_eq!(
+                stored["invoice_number"], number,
+                "the number answered is stored"
+            );
+            assert_eq!(stored["reference"], issued["reference"]);
+            numbers.push(number);
+        }
+        numbers.sort_unstable();
+        assert_eq!(numbers, (2..=N as i64 + 1).collect::<Vec<_>>());
+
+        // The rollups are what a rebuild from the invoices makes.
+        let rollups = async || {
+            use sqlx::Row;
+            let mut out = Vec::new();
+            for table in [
+                "dashboard_daily_revenue",
+                "dashboard_customer_revenue",
+                "dashboard_unpaid_due",
+            ] {
+                let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+                    "SELECT * FROM {table} WHERE company_id = $1"
+                )))
+                .bind(app.a.company_id.as_str())
+                .fetch_all(app.db.pool())
+                .await
+                .unwrap();
+                let mut rows: Vec<String> = rows
+                    .iter()
+                    .map(|row| {
+                        (0..row.len())
+                            .map(|i| {
+                                row.try_get::<Option<String>, _>(i)
+                                    .or_else(|_| {
+                                        row.try_get::<Option<i64>, _>(i)
+                                            .map(|v| v.map(|n| n.to_string()))
+                                    })
+                                    .unwrap()
+                                    .unwrap_or_else(|| "NULL".into())
+                            })
+                            .collect::<Vec<_>>()
+                            .join("|")
+                    })
+                    .collect();
+                rows.sort();
+                out.push((table, rows));
+            }
+            out
+        };
+        let written = rollups().await;
+        assert_eq!(written[0].1.len(), 2, "a day row per currency: {written:?}");
+        assert_eq!(written[1].1.len(), 2, "a row per customer: {written:?}");
+        assert_eq!(written[2].1.len(), 1, "one due day: {written:?}");
+        let mut tx = app.db.begin_write().await.unwrap();
+        store::dashboard::rebuild(tx.conn(), &app.a.company_id)
+            .await
+            .unwrap();
+        tx.commit().await.unwrap();
+        assert_eq!(written, rollups().await);
+        let d = app
+            .get("/v1/dashboard", As::Human(&app.a))
+            .await
+            .expect(200)
+            .json();
+        assert_eq!(d["invoice_counts"]["issued"], N as i64 + 1);
+
+        if app.engine == Engine::Postgres {
+            let (transactions,): (i64,) = sqlx::query_as(
+                "SELECT COUNT(DISTINCT CAST(xmin AS TEXT)) FROM invoices \
+             WHERE company_id = $1 AND invoice_number > 1",
+            )
+            .bind(app.a.company_id.as_str())
+            .fetch_one(app.db.pool())
+            .await
+            .unwrap();
+            assert!(
+                transactions < N as i64,
+                "{N} issues that waited were made in {transactions} transactions"
+            );
+        }
+    }
+);
