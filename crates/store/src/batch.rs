@@ -136,14 +136,7 @@ impl Batch {
         refuse_if: &str,
         values: &[&str],
     ) -> sqlx::Result<Option<&'c mut AnyConnection>> {
-        self.check()?;
-        let (condition, count) = renumber(refuse_if, self.params);
-        if count != values.len() {
-            return Err(sqlx::Error::Protocol(format!(
-                "a refusal with {count} parameters given {} values",
-                values.len()
-            )));
-        }
+        let (condition, count) = self.refusal_of(refuse_if, values)?;
         let Some(closing) = tx.closing() else {
             return Ok(None);
         };
@@ -157,6 +150,14 @@ impl Batch {
     /// For a batch that is several transactions' last writes ([`crate::invoices`]'s
     /// issues made together), whose connection is none of theirs.
     pub fn self_committing(&mut self, refuse_if: &str, values: &[&str]) -> sqlx::Result<()> {
+        let (condition, count) = self.refusal_of(refuse_if, values)?;
+        self.close_with(condition, count, values, None, None);
+        Ok(())
+    }
+
+    /// `refuse_if` with its parameters renumbered after the statements', and how many it
+    /// has, once it is checked that the batch can be sent and `values` fill them.
+    fn refusal_of(&self, refuse_if: &str, values: &[&str]) -> sqlx::Result<(String, usize)> {
         self.check()?;
         let (condition, count) = renumber(refuse_if, self.params);
         if count != values.len() {
@@ -165,8 +166,7 @@ impl Batch {
                 values.len()
             )));
         }
-        self.close_with(condition, count, values, None, None);
-        Ok(())
+        Ok((condition, count))
     }
 
     fn close_with(
