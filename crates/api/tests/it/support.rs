@@ -352,7 +352,6 @@ impl TestApp {
     /// Every row of every table except the AI audit queue, as text: a cheap
     /// "nothing changed" fingerprint.
     pub async fn fingerprint(&self) -> String {
-        use sqlx::Row;
         let tables = [
             "companies",
             "users",
@@ -396,17 +395,8 @@ impl TestApp {
                 .expect("dump");
             for row in rows {
                 out.push_str(t);
-                for i in 0..row.len() {
-                    let v: Option<String> = row
-                        .try_get::<Option<String>, _>(i)
-                        .or_else(|_| {
-                            row.try_get::<Option<i64>, _>(i)
-                                .map(|v| v.map(|n| n.to_string()))
-                        })
-                        .unwrap_or_else(|_| Some("?".into()));
-                    out.push('|');
-                    out.push_str(v.as_deref().unwrap_or("NULL"));
-                }
+                out.push('|');
+                out.push_str(&row_text(&row));
                 out.push('\n');
             }
         }
@@ -686,4 +676,22 @@ pub fn expense(supplier: &str, reference: &str) -> Value {
     serde_json::json!({"supplier_id": supplier, "invoice_reference": reference, "category": "office",
         "expense_date": "2026-02-10T00:00:00Z",
         "lines": [{"concept": "Paper", "subtotal": 10000}, {"concept": "VAT 21%", "subtotal": 2100, "is_tax": true}]})
+}
+
+/// A row's columns as text, `|`-separated (texts and integers as they are, NULL as
+/// `NULL`, any other type as `?`): for comparing rows of any table on both engines.
+pub fn row_text(row: &sqlx::any::AnyRow) -> String {
+    use sqlx::Row;
+    (0..row.len())
+        .map(|i| {
+            row.try_get::<Option<String>, _>(i)
+                .or_else(|_| {
+                    row.try_get::<Option<i64>, _>(i)
+                        .map(|v| v.map(|n| n.to_string()))
+                })
+                .unwrap_or_else(|_| Some("?".into()))
+                .unwrap_or_else(|| "NULL".into())
+        })
+        .collect::<Vec<_>>()
+        .join("|")
 }

@@ -501,7 +501,6 @@ db_test!(
 
         // The rollups are what a rebuild from the invoices makes.
         let rollups = async || {
-            use sqlx::Row;
             let mut out = Vec::new();
             for table in [
                 "dashboard_daily_revenue",
@@ -515,23 +514,7 @@ db_test!(
                 .fetch_all(app.db.pool())
                 .await
                 .unwrap();
-                let mut rows: Vec<String> = rows
-                    .iter()
-                    .map(|row| {
-                        (0..row.len())
-                            .map(|i| {
-                                row.try_get::<Option<String>, _>(i)
-                                    .or_else(|_| {
-                                        row.try_get::<Option<i64>, _>(i)
-                                            .map(|v| v.map(|n| n.to_string()))
-                                    })
-                                    .unwrap()
-                                    .unwrap_or_else(|| "NULL".into())
-                            })
-                            .collect::<Vec<_>>()
-                            .join("|")
-                    })
-                    .collect();
+                let mut rows: Vec<String> = rows.iter().map(row_text).collect();
                 rows.sort();
                 out.push((table, rows));
             }
